@@ -1,0 +1,1 @@
+"""egraph_tiles: equality-saturation optimizer for NPU tile programs."""

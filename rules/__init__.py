@@ -1,0 +1,1 @@
+"""Declarative egglog rewrite rules, one module per concern (shipped as egraph_tiles.rules)."""
