@@ -1,0 +1,227 @@
+"""Expressions of the tile IR.
+
+Values are SSA variables (:class:`Var`, identity-compared objects) and expressions built
+from them: constants, scalar arithmetic, comparisons, lists (shapes / offsets),
+symbolic enum literals (``pl.Mem.Vec``, ``pl.FP32``, ``pl.PadValue.zero``) and calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from .types import DType, MemorySpace, Type
+
+_var_counter = 0
+
+
+class Var:
+    """An SSA variable. Compared by identity; ``name`` is only a printing hint."""
+
+    __slots__ = ("name", "type", "uid")
+
+    def __init__(self, name: str, type: Type | None = None):
+        global _var_counter
+        _var_counter += 1
+        self.name = name
+        self.type = type
+        self.uid = _var_counter
+
+    def __repr__(self) -> str:
+        return f"Var({self.name}#{self.uid})"
+
+
+class Expr:
+    """Base of all expressions."""
+
+
+@dataclass(frozen=True, eq=True)
+class Const(Expr):
+    """An int, float or bool literal."""
+
+    value: int | float | bool
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(frozen=True, eq=False)
+class VarRef(Expr):
+    """A use of a variable."""
+
+    var: Var
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VarRef) and other.var is self.var
+
+    def __hash__(self) -> int:
+        return hash(("VarRef", id(self.var)))
+
+    def __repr__(self) -> str:
+        return self.var.name
+
+
+#: binary scalar operators in the DSL and their Python spelling
+BIN_OPS = ("+", "-", "*", "//", "%")
+CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+@dataclass(frozen=True)
+class BinOp(Expr):
+    op: str  # one of BIN_OPS
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True)
+class Neg(Expr):
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Compare(Expr):
+    op: str  # one of CMP_OPS
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True)
+class ListExpr(Expr):
+    """A bracketed list or tuple of expressions: shapes, offsets, init values."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Symbol(Expr):
+    """A dotted enum-like literal: ``pl.Mem.Vec`` → Symbol(("Mem", "Vec")) with ``value``
+    the decoded Python value when known (a MemorySpace, a DType) or None."""
+
+    path: tuple[str, ...]
+    value: MemorySpace | DType | None = None
+
+
+@dataclass(frozen=True)
+class StrConst(Expr):
+    value: str
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Expr):
+    """A call: ``op`` is the dotted op name without the ``pl.`` prefix for pl ops
+    (``tile.slice``, ``store``), ``self.<fn>`` for calls of program functions, or the
+    full dotted spelling of an unknown op (``pld.tile.remote_store``)."""
+
+    op: str
+    args: tuple[Expr, ...]
+    kwargs: tuple[tuple[str, Expr], ...] = field(default_factory=tuple)
+
+    def kwarg(self, name: str) -> Expr | None:
+        for k, v in self.kwargs:
+            if k == name:
+                return v
+        return None
+
+    def with_args(self, args: tuple[Expr, ...], kwargs: tuple[tuple[str, Expr], ...] | None = None) -> Call:
+        return Call(self.op, args, self.kwargs if kwargs is None else kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Call)
+            and other.op == self.op
+            and other.args == self.args
+            and other.kwargs == self.kwargs
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.op, self.args, self.kwargs))
+
+
+ExprLike = Union[Expr, int, float, bool, Var]
+
+
+def as_expr(x: ExprLike) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, Var):
+        return VarRef(x)
+    if isinstance(x, (bool, int, float)):
+        return Const(x)
+    raise TypeError(f"cannot make an expression of {x!r}")
+
+
+def const_int(e: Expr | int) -> int | None:
+    """The value of ``e`` when it is an integer literal (or folds to one), else None."""
+    if isinstance(e, int) and not isinstance(e, bool):
+        return e
+    if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    if isinstance(e, Neg):
+        v = const_int(e.operand)
+        return None if v is None else -v
+    if isinstance(e, BinOp):
+        a, b = const_int(e.lhs), const_int(e.rhs)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        if b == 0:
+            return None
+        if e.op == "//":
+            return a // b
+        if e.op == "%":
+            return a % b
+    return None
+
+
+def free_vars(e: Expr) -> list[Var]:
+    """Variables used by ``e``, in first-use order."""
+    out: list[Var] = []
+    seen: set[int] = set()
+
+    def walk(x: Expr) -> None:
+        if isinstance(x, VarRef):
+            if id(x.var) not in seen:
+                seen.add(id(x.var))
+                out.append(x.var)
+        elif isinstance(x, (BinOp, Compare)):
+            walk(x.lhs)
+            walk(x.rhs)
+        elif isinstance(x, Neg):
+            walk(x.operand)
+        elif isinstance(x, ListExpr):
+            for i in x.items:
+                walk(i)
+        elif isinstance(x, Call):
+            for a in x.args:
+                walk(a)
+            for _, v in x.kwargs:
+                walk(v)
+
+    walk(e)
+    return out
+
+
+def substitute(e: Expr, mapping: dict[int, Expr]) -> Expr:
+    """Replace uses of variables (keyed by ``id(var)``) by expressions."""
+    if isinstance(e, VarRef):
+        return mapping.get(id(e.var), e)
+    if isinstance(e, BinOp):
+        return BinOp(e.op, substitute(e.lhs, mapping), substitute(e.rhs, mapping))
+    if isinstance(e, Compare):
+        return Compare(e.op, substitute(e.lhs, mapping), substitute(e.rhs, mapping))
+    if isinstance(e, Neg):
+        return Neg(substitute(e.operand, mapping))
+    if isinstance(e, ListExpr):
+        return ListExpr(tuple(substitute(i, mapping) for i in e.items))
+    if isinstance(e, Call):
+        return Call(
+            e.op,
+            tuple(substitute(a, mapping) for a in e.args),
+            tuple((k, substitute(v, mapping)) for k, v in e.kwargs),
+        )
+    return e

@@ -1,0 +1,199 @@
+"""Statements, functions and programs of the tile IR.
+
+Control flow is structured. Loops and ifs produce values through a trailing
+:class:`YieldStmt` in their bodies; the variables bound by that yield in the DSL
+(``c = pl.yield_(cc)``) are the statement's ``return_vars``, visible after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterator
+
+from .exprs import Call, Expr, Var
+from .types import Type
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source position (1-based line, 0-based column as Python's ``ast``)."""
+
+    filename: str = "<input>"
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col}"
+
+
+NO_SPAN = Span()
+
+
+class Stmt:
+    """Base of all statements."""
+
+    span: Span
+
+
+@dataclass(eq=False)
+class AssignStmt(Stmt):
+    """``target = value`` where value is a call, a scalar expression or a plain alias."""
+
+    target: Var
+    value: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class EvalStmt(Stmt):
+    """A bare call statement, e.g. ``pl.tile.matmul_acc(acc, a, b)``."""
+
+    call: Call
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class YieldStmt(Stmt):
+    """``pl.yield_(v1, ...)`` — the last statement of a loop or if body with carries."""
+
+    values: list[Expr]
+    span: Span = NO_SPAN
+
+
+class LoopKind(Enum):
+    RANGE = "range"
+    PIPELINE = "pipeline"
+    PARALLEL = "parallel"
+
+
+@dataclass(eq=False)
+class ForStmt(Stmt):
+    """``for i, (a, b) in pl.range(start, stop, step, init_values=(x, y)):``."""
+
+    loop_var: Var
+    kind: LoopKind
+    start: Expr
+    stop: Expr
+    step: Expr
+    iter_args: list[Var]
+    init_values: list[Expr]
+    body: list[Stmt]
+    return_vars: list[Var]
+    kwargs: tuple[tuple[str, Expr], ...] = ()
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class WhileStmt(Stmt):
+    """``for (a,) in pl.while_(init_values=(x,)):`` with ``pl.cond(c)`` first in the body."""
+
+    iter_args: list[Var]
+    init_values: list[Expr]
+    cond: Expr
+    body: list[Stmt]
+    return_vars: list[Var]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class IfStmt(Stmt):
+    cond: Expr
+    then_body: list[Stmt]
+    else_body: list[Stmt]
+    return_vars: list[Var]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class ScopeStmt(Stmt):
+    """``for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):`` — a region, not a loop."""
+
+    kind: str  # "split_aiv"
+    var: Var
+    args: tuple[Expr, ...]
+    kwargs: tuple[tuple[str, Expr], ...]
+    body: list[Stmt]
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class ReturnStmt(Stmt):
+    values: list[Expr]
+    span: Span = NO_SPAN
+
+
+class FunctionType(Enum):
+    InCore = "InCore"
+    AIC = "AIC"
+    AIV = "AIV"
+    Orchestration = "Orchestration"
+    Opaque = "Opaque"
+
+    @property
+    def is_incore(self) -> bool:
+        return self in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+
+
+@dataclass(eq=False)
+class Param:
+    var: Var
+    is_out: bool = False
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    params: list[Param]
+    return_types: list[Type]
+    body: list[Stmt]
+    func_type: FunctionType = FunctionType.Opaque
+    #: extra decorator keywords kept verbatim (PyPTO's ``level=`` / ``role=``)
+    decorator_kwargs: tuple[tuple[str, Expr], ...] = ()
+    #: whether the source spelled a ``self`` parameter (PyPTO's printer omits it)
+    has_self: bool = True
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class Program:
+    name: str
+    functions: list[Function] = field(default_factory=list)
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+def child_bodies(s: Stmt) -> list[list[Stmt]]:
+    """The nested statement lists of a compound statement."""
+    if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+        return [s.body]
+    if isinstance(s, IfStmt):
+        return [s.then_body, s.else_body]
+    return []
+
+
+def walk(body: list[Stmt]) -> Iterator[Stmt]:
+    """All statements in program order, depth first (a compound before its body)."""
+    for s in body:
+        yield s
+        for b in child_bodies(s):
+            yield from walk(b)
+
+
+def defined_vars(s: Stmt) -> list[Var]:
+    """Variables a statement binds (visible after it, or inside its body)."""
+    if isinstance(s, AssignStmt):
+        return [s.target]
+    if isinstance(s, ForStmt):
+        return [s.loop_var, *s.iter_args, *s.return_vars]
+    if isinstance(s, WhileStmt):
+        return [*s.iter_args, *s.return_vars]
+    if isinstance(s, IfStmt):
+        return list(s.return_vars)
+    if isinstance(s, ScopeStmt):
+        return [s.var]
+    return []

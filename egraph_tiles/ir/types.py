@@ -1,0 +1,146 @@
+"""Types of the tile IR: dtypes, memory spaces, tile / tensor / scalar types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from .exprs import Expr
+
+
+class DType(Enum):
+    """Element types. ``bits`` is the logical width, ``storage_bits`` what one element
+    occupies in a tile buffer (4-bit types pack as 4, BOOL is stored as a byte)."""
+
+    BOOL = ("BOOL", 1)
+    INT4 = ("INT4", 4)
+    UINT4 = ("UINT4", 4)
+    FP4 = ("FP4", 4)
+    INT8 = ("INT8", 8)
+    UINT8 = ("UINT8", 8)
+    FP8 = ("FP8", 8)
+    FP8E4M3FN = ("FP8E4M3FN", 8)
+    FP8E5M2 = ("FP8E5M2", 8)
+    HF8 = ("HF8", 8)
+    INT16 = ("INT16", 16)
+    UINT16 = ("UINT16", 16)
+    FP16 = ("FP16", 16)
+    BF16 = ("BF16", 16)
+    INT32 = ("INT32", 32)
+    UINT32 = ("UINT32", 32)
+    FP32 = ("FP32", 32)
+    INT64 = ("INT64", 64)
+    UINT64 = ("UINT64", 64)
+    INDEX = ("INDEX", 64)
+
+    @property
+    def bits(self) -> int:
+        return self.value[1]
+
+    @property
+    def storage_bits(self) -> int:
+        if self is DType.BOOL:
+            return 8
+        return self.value[1]
+
+    @property
+    def is_float(self) -> bool:
+        return self.name.startswith(("FP", "BF", "HF"))
+
+    @property
+    def is_int(self) -> bool:
+        return not self.is_float and self is not DType.BOOL
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+
+class MemorySpace(Enum):
+    DDR = "DDR"
+    Vec = "Vec"
+    Mat = "Mat"
+    Left = "Left"
+    Right = "Right"
+    Acc = "Acc"
+    Bias = "Bias"
+
+    def __repr__(self) -> str:
+        return f"pl.Mem.{self.value}"
+
+
+#: the allocation-planning sentinel byte offset: "not planned yet", treated as aligned
+MEMREF_PLANNING_SENTINEL = -1
+
+
+@dataclass(frozen=True)
+class MemRef:
+    """Where a tile's buffer starts. ``byte_offset`` is a known int, ``-1`` (the
+    allocation-planning sentinel, an aligned root) or a scalar expression (unknown)."""
+
+    byte_offset: Union[int, "Expr"]
+
+    @property
+    def is_known(self) -> bool:
+        return isinstance(self.byte_offset, int) and self.byte_offset >= 0
+
+    @property
+    def is_sentinel(self) -> bool:
+        return isinstance(self.byte_offset, int) and self.byte_offset == MEMREF_PLANNING_SENTINEL
+
+
+class Type:
+    """Base of all IR types."""
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class TensorType(Type):
+    """A DDR tensor. ``distributed`` marks ``pld.DistributedTensor``."""
+
+    shape: tuple["Expr", ...]
+    dtype: DType
+    distributed: bool = False
+
+
+@dataclass(frozen=True)
+class TileType(Type):
+    """An on-chip tile. ``memory`` may be None when not yet inferred.
+    ``view`` keeps PyPTO's optional ``pl.TileView(...)`` element verbatim (printed back)."""
+
+    shape: tuple["Expr", ...]
+    dtype: DType
+    memory: MemorySpace | None = None
+    valid_shape: tuple["Expr", ...] | None = None
+    memref: MemRef | None = None
+    view: "Expr | None" = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def const_shape(self) -> tuple[int, ...] | None:
+        """The shape as ints when every dimension is a compile-time constant."""
+        from .exprs import const_int
+
+        dims = [const_int(d) for d in self.shape]
+        if any(d is None for d in dims):
+            return None
+        return tuple(dims)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    """The result type of a call returning several values (rare; opaque ops)."""
+
+    elements: tuple[Type, ...]
+
+
+@dataclass(frozen=True)
+class UnknownType(Type):
+    """Result of an opaque (unregistered) call whose type was not annotated."""
