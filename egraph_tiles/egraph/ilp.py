@@ -1,0 +1,320 @@
+"""ILP-optimal DAG extraction over a serialized e-graph, with ``highspy``.
+
+The extractor works on a neutral form, :class:`SerializedEGraph`: e-nodes with an op,
+an e-class, child *node* ids and a cost — exactly egglog's ``EGraph._serialize()``
+JSON (the egraph-serialize format), so any e-graph the engine builds can be handed
+over with :func:`SerializedEGraph.from_egglog` and solved here.
+
+Formulation (one binary per e-node ``x_n``, one per e-class ``y_c``, one continuous
+level per e-class ``l_c``):
+
+* every root class is chosen: ``y_r = 1``;
+* a chosen class picks exactly one of its nodes: ``sum_{n in c} x_n = y_c``;
+* a picked node requires each child class: ``x_n <= y_d``;
+* acyclicity: a picked node's class sits strictly above its children's classes,
+  ``l_d >= l_c + 1 - K (1 - x_n)`` with ``K`` the number of classes (big-M);
+  a node that is its own child can never be picked;
+* objective: ``sum cost_n x_n`` — a node shared by several parents is paid once,
+  which is the whole point over greedy tree-cost extraction.
+
+The solve is time-limited; if HiGHS returns no solution (or a worse one than greedy)
+the greedy bottom-up extraction is returned instead and the result says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+NodeId = str
+ClassId = str
+
+
+@dataclass(frozen=True)
+class ENode:
+    op: str
+    eclass: ClassId
+    children: tuple[NodeId, ...]
+    cost: float
+
+
+@dataclass
+class SerializedEGraph:
+    """E-nodes by id and the root e-classes to extract."""
+
+    nodes: dict[NodeId, ENode]
+    roots: list[ClassId] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | str, roots: Iterable[ClassId] = ()) -> SerializedEGraph:
+        """From egraph-serialize JSON (``{"nodes": {...}, "root_eclasses": [...]}``)."""
+        if isinstance(data, str):
+            data = json.loads(data)
+        nodes = {
+            nid: ENode(str(n["op"]), str(n["eclass"]), tuple(n.get("children", ())),
+                       float(n.get("cost", 1.0)))
+            for nid, n in data["nodes"].items()
+        }
+        rs = list(roots) or [str(r) for r in data.get("root_eclasses", [])]
+        return cls(nodes, rs)
+
+    @classmethod
+    def from_egglog(cls, egraph: Any, roots: Iterable[ClassId] = ()) -> SerializedEGraph:
+        """From a high-level ``egglog.EGraph`` (via ``_serialize().to_json()``)."""
+        return cls.from_json(egraph._serialize().to_json(), roots)
+
+    def classes(self) -> dict[ClassId, list[NodeId]]:
+        out: dict[ClassId, list[NodeId]] = {}
+        for nid, n in self.nodes.items():
+            out.setdefault(n.eclass, []).append(nid)
+        return out
+
+    def child_classes(self, nid: NodeId) -> tuple[ClassId, ...]:
+        """The distinct e-classes of a node's children, in first-seen order."""
+        seen: dict[ClassId, None] = {}
+        for ch in self.nodes[nid].children:
+            seen.setdefault(self.nodes[ch].eclass, None)
+        return tuple(seen)
+
+
+CostFn = Callable[[NodeId, ENode], float]
+
+
+@dataclass
+class Extraction:
+    """One chosen node per needed e-class, and what that selection costs as a DAG."""
+
+    choice: dict[ClassId, NodeId]
+    cost: float
+    method: str  # "ilp-optimal", "ilp-feasible" (time limit hit), "greedy", "greedy-fallback"
+    seconds: float = 0.0
+    num_nodes: int = 0
+    num_classes: int = 0
+
+    def term(self, graph: SerializedEGraph, root: ClassId) -> Any:
+        """The chosen term under ``root`` as nested ``(op, *children)`` tuples (shared
+        subterms are the same Python object)."""
+        memo: dict[ClassId, Any] = {}
+
+        def build(c: ClassId) -> Any:
+            if c in memo:
+                return memo[c]
+            n = graph.nodes[self.choice[c]]
+            t = (n.op, *(build(graph.nodes[ch].eclass) for ch in n.children))
+            memo[c] = t
+            return t
+
+        return build(root)
+
+
+def _costs(graph: SerializedEGraph, cost_fn: CostFn | None) -> dict[NodeId, float]:
+    if cost_fn is None:
+        return {nid: n.cost for nid, n in graph.nodes.items()}
+    return {nid: float(cost_fn(nid, n)) for nid, n in graph.nodes.items()}
+
+
+def dag_cost(graph: SerializedEGraph, choice: dict[ClassId, NodeId], roots: Iterable[ClassId],
+             costs: dict[NodeId, float]) -> float:
+    """Cost of a selection counted as a DAG: every reachable chosen node paid once.
+    ``math.inf`` when the selection is cyclic or misses a needed class."""
+    total = 0.0
+    state: dict[ClassId, int] = {}  # 1 = on stack, 2 = done
+    for r in roots:
+        stack: list[tuple[ClassId, int]] = [(r, 0)]
+        while stack:
+            c, i = stack.pop()
+            if i == 0:
+                if state.get(c) == 2:
+                    continue
+                if state.get(c) == 1 or c not in choice:
+                    return math.inf
+                state[c] = 1
+                total += costs[choice[c]]
+            kids = graph.child_classes(choice[c])
+            if i < len(kids):
+                stack.append((c, i + 1))
+                k = kids[i]
+                if state.get(k) == 1:
+                    return math.inf
+                if state.get(k) != 2:
+                    stack.append((k, 0))
+            else:
+                state[c] = 2
+    return total
+
+
+def greedy(graph: SerializedEGraph, cost_fn: CostFn | None = None) -> Extraction:
+    """Bottom-up extraction by tree cost (egglog's default): each class takes the node
+    minimising own cost + the best cost of each child class, to a fixpoint."""
+    t0 = time.perf_counter()
+    costs = _costs(graph, cost_fn)
+    best: dict[ClassId, tuple[float, NodeId]] = {}
+    parents: dict[ClassId, list[NodeId]] = {}
+    kids = {nid: graph.child_classes(nid) for nid in graph.nodes}
+    for nid, ks in kids.items():
+        for k in ks:
+            parents.setdefault(k, []).append(nid)
+    work = [nid for nid, ks in kids.items() if not ks]
+    while work:
+        nxt: dict[NodeId, None] = {}
+        for nid in work:
+            c0 = costs[nid]
+            if math.isinf(c0):
+                continue
+            if any(k not in best for k in kids[nid]):
+                continue
+            c = c0 + sum(best[k][0] for k in kids[nid])
+            cls = graph.nodes[nid].eclass
+            if cls not in best or c < best[cls][0]:
+                best[cls] = (c, nid)
+                for p in parents.get(cls, ()):
+                    nxt[p] = None
+        work = list(nxt)
+    choice = {c: n for c, (_, n) in best.items()}
+    missing = [r for r in graph.roots if r not in choice]
+    if missing:
+        raise ValueError(f"no finite-cost term for root classes {missing}")
+    choice = _reachable_choice(graph, choice, graph.roots)
+    return Extraction(choice, dag_cost(graph, choice, graph.roots, costs), "greedy",
+                      time.perf_counter() - t0, len(graph.nodes), len(graph.classes()))
+
+
+def _reachable_choice(graph: SerializedEGraph, choice: dict[ClassId, NodeId],
+                      roots: Iterable[ClassId]) -> dict[ClassId, NodeId]:
+    out: dict[ClassId, NodeId] = {}
+    stack = list(roots)
+    while stack:
+        c = stack.pop()
+        if c in out:
+            continue
+        out[c] = choice[c]
+        stack.extend(k for k in graph.child_classes(choice[c]) if k not in out)
+    return out
+
+
+def _relevant(graph: SerializedEGraph, costs: dict[NodeId, float]) -> tuple[list[ClassId], list[NodeId]]:
+    """Classes reachable from the roots through usable nodes, and those usable nodes.
+    A node is usable when its cost is finite, it is not its own child, and every child
+    class has a usable node (computed bottom-up to a fixpoint)."""
+    classes = graph.classes()
+    kids = {nid: graph.child_classes(nid) for nid in graph.nodes}
+    ok_class: set[ClassId] = set()
+    changed = True
+    while changed:
+        changed = False
+        for nid, n in graph.nodes.items():
+            if n.eclass in ok_class or math.isinf(costs[nid]) or n.eclass in kids[nid]:
+                continue
+            if all(k in ok_class for k in kids[nid]):
+                ok_class.add(n.eclass)
+                changed = True
+    usable = {nid for nid, n in graph.nodes.items()
+              if not math.isinf(costs[nid]) and n.eclass not in kids[nid]
+              and all(k in ok_class for k in kids[nid])}
+    seen: dict[ClassId, None] = {}
+    stack = [r for r in graph.roots]
+    while stack:
+        c = stack.pop()
+        if c in seen:
+            continue
+        seen[c] = None
+        for nid in classes.get(c, ()):
+            if nid in usable:
+                stack.extend(k for k in kids[nid] if k not in seen)
+    rel_nodes = [nid for c in seen for nid in classes.get(c, ()) if nid in usable]
+    return list(seen), rel_nodes
+
+
+def ilp(graph: SerializedEGraph, cost_fn: CostFn | None = None, time_limit: float = 10.0,
+        threads: int = 1) -> Extraction:
+    """The cheapest DAG extraction of ``graph.roots``, by integer programming."""
+    import highspy
+
+    t0 = time.perf_counter()
+    costs = _costs(graph, cost_fn)
+    fallback = greedy(graph, cost_fn)
+    classes, nodes = _relevant(graph, costs)
+    cidx = {c: i for i, c in enumerate(classes)}
+    nn, nc = len(nodes), len(classes)
+    # columns: x_n (nn), y_c (nc), l_c (nc)
+    x0, y0, l0 = 0, nn, nn + nc
+    ncol = nn + 2 * nc
+    col_cost = np.zeros(ncol)
+    col_cost[:nn] = [costs[n] for n in nodes]
+    lower = np.zeros(ncol)
+    upper = np.ones(ncol)
+    upper[l0:] = max(nc - 1, 0)
+    for r in graph.roots:
+        lower[y0 + cidx[r]] = 1.0
+    rows_lo: list[float] = []
+    rows_hi: list[float] = []
+    starts: list[int] = [0]
+    index: list[int] = []
+    value: list[float] = []
+
+    def row(lo: float, hi: float, entries: list[tuple[int, float]]) -> None:
+        rows_lo.append(lo)
+        rows_hi.append(hi)
+        for i, v in entries:
+            index.append(i)
+            value.append(v)
+        starts.append(len(index))
+
+    members: dict[int, list[int]] = {}
+    for j, nid in enumerate(nodes):
+        members.setdefault(cidx[graph.nodes[nid].eclass], []).append(j)
+    for ci in range(nc):
+        row(0.0, 0.0, [(x0 + j, 1.0) for j in members.get(ci, [])] + [(y0 + ci, -1.0)])
+    big = float(nc)
+    for j, nid in enumerate(nodes):
+        ci = cidx[graph.nodes[nid].eclass]
+        for k in graph.child_classes(nid):
+            di = cidx[k]
+            row(-math.inf, 0.0, [(x0 + j, 1.0), (y0 + di, -1.0)])  # x_n <= y_d
+            # l_d - l_c - K x_n >= 1 - K
+            row(1.0 - big, math.inf, [(l0 + di, 1.0), (l0 + ci, -1.0), (x0 + j, -big)])
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("threads", int(threads))
+    lp = highspy.HighsLp()
+    lp.num_col_ = ncol
+    lp.num_row_ = len(rows_lo)
+    lp.col_cost_ = col_cost
+    lp.col_lower_ = lower
+    lp.col_upper_ = upper
+    inf = h.getInfinity()
+    lp.row_lower_ = np.array([max(v, -inf) for v in rows_lo])
+    lp.row_upper_ = np.array([min(v, inf) for v in rows_hi])
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(value)
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * (nn + nc) + \
+        [highspy.HighsVarType.kContinuous] * nc
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus()
+    sol = h.getSolution()
+    elapsed = time.perf_counter() - t0
+    have = sol.value_valid and status in (highspy.HighsModelStatus.kOptimal,
+                                          highspy.HighsModelStatus.kTimeLimit,
+                                          highspy.HighsModelStatus.kInterrupt)
+    if have:
+        xs = sol.col_value
+        choice = {graph.nodes[nid].eclass: nid for j, nid in enumerate(nodes) if xs[x0 + j] > 0.5}
+        if all(r in choice for r in graph.roots):
+            choice = _reachable_choice(graph, choice, graph.roots)
+            c = dag_cost(graph, choice, graph.roots, costs)
+            if c <= fallback.cost:
+                method = "ilp-optimal" if status == highspy.HighsModelStatus.kOptimal else "ilp-feasible"
+                return Extraction(choice, c, method, elapsed, len(graph.nodes), len(graph.classes()))
+    fallback.method = "greedy-fallback"
+    fallback.seconds = elapsed
+    return fallback
