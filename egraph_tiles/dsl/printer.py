@@ -1,0 +1,296 @@
+"""IR → canonical DSL text.
+
+Canonical means: every variable has a unique, readable name within its function (the
+source name when unambiguous, ``name_1``, ``name_2``... otherwise), every assignment
+with a known type is annotated, loops print in their shortest equivalent range form,
+and ``print_program(parse_program(print_program(p))) == print_program(p)``.
+"""
+
+from __future__ import annotations
+
+import keyword
+
+from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var,
+                        VarRef, const_int)
+from ..ir.ops import REGISTRY
+from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Param, Program,
+                        ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies,
+                        defined_vars)
+from ..ir.types import (MemRef, ScalarType, TensorType, TileType, TupleType, Type, UnknownType)
+
+_IND = "    "
+_RESERVED = {"pl", "pld", "self", "tuple"}
+_PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
+
+
+class Names:
+    """Unique printable names for the variables of one function."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, str] = {}
+        self._taken: set[str] = set()
+
+    def __call__(self, v: Var) -> str:
+        n = self._by_id.get(id(v))
+        if n is None:
+            n = self._assign(v)
+        return n
+
+    def _assign(self, v: Var) -> str:
+        base = v.name if isinstance(v.name, str) else "v"
+        if not base.isidentifier() or keyword.iskeyword(base) or base in _RESERVED:
+            base = "v" if not base.isidentifier() else f"{base}_"
+        name, i = base, 0
+        while name in self._taken:
+            i += 1
+            name = f"{base}_{i}"
+        self._taken.add(name)
+        self._by_id[id(v)] = name
+        return name
+
+    @classmethod
+    def for_function(cls, f: Function) -> "Names":
+        names = cls()
+        for p in f.params:
+            names(p.var)
+
+        def visit(body: list[Stmt]) -> None:
+            for s in body:
+                dv = defined_vars(s)
+                ret = set(map(id, getattr(s, "return_vars", [])))
+                for v in dv:
+                    if id(v) not in ret:
+                        names(v)
+                for b in child_bodies(s):
+                    visit(b)
+                for v in getattr(s, "return_vars", []):
+                    names(v)
+
+        visit(f.body)
+        return names
+
+
+# ---------------------------------------------------------------- expressions
+
+
+def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
+    """Format an expression; ``prec`` is the binding strength the context needs."""
+    nm = names or Names()
+    if isinstance(e, Const):
+        v = e.value
+        if isinstance(v, bool):
+            return "True" if v else "False"
+        s = repr(v)
+        if isinstance(v, (int, float)) and v < 0 and prec >= 3:
+            return f"({s})"
+        return s
+    if isinstance(e, VarRef):
+        return nm(e.var)
+    if isinstance(e, StrConst):
+        return repr(e.value)
+    if isinstance(e, BinOp):
+        p = _PREC[e.op]
+        s = f"{format_expr(e.lhs, nm, p)} {e.op} {format_expr(e.rhs, nm, p + 1)}"
+        return f"({s})" if p < prec else s
+    if isinstance(e, Neg):
+        s = f"-{format_expr(e.operand, nm, 3)}"
+        return f"({s})" if prec > 3 else s
+    if isinstance(e, Compare):
+        s = f"{format_expr(e.lhs, nm, 1)} {e.op} {format_expr(e.rhs, nm, 1)}"
+        return f"({s})" if prec > 0 else s
+    if isinstance(e, ListExpr):
+        return "[" + ", ".join(format_expr(i, nm) for i in e.items) + "]"
+    if isinstance(e, Symbol):
+        if e.path and e.path[0] == "pld":
+            return ".".join(e.path)
+        return "pl." + ".".join(e.path)
+    if isinstance(e, Call):
+        return format_call(e, nm)
+    raise TypeError(f"cannot print expression {e!r}")
+
+
+def _op_name(op: str) -> str:
+    if op in REGISTRY or op in ("TileView", "MemRef"):
+        return f"pl.{op}"
+    return op
+
+
+def format_call(c: Call, names: Names | None = None) -> str:
+    nm = names or Names()
+    parts = [format_expr(a, nm) for a in c.args]
+    parts += [f"{k}={format_expr(v, nm)}" for k, v in c.kwargs]
+    return f"{_op_name(c.op)}({', '.join(parts)})"
+
+
+def _dims(shape: tuple[Expr, ...], nm: Names) -> str:
+    return "[" + ", ".join(format_expr(d, nm) for d in shape) + "]"
+
+
+def format_type(t: Type | None, names: Names | None = None) -> str | None:
+    """The annotation text of a type, or None when it has no spelling (unknown)."""
+    nm = names or Names()
+    if isinstance(t, TileType):
+        items = [_dims(t.shape, nm), repr(t.dtype)]
+        if t.memory is not None:
+            items.append(repr(t.memory))
+        if t.memref is not None:
+            items.append(_memref(t.memref, nm))
+        if t.view is not None:
+            view = t.view
+            if t.valid_shape is not None and isinstance(view, Call):
+                kws = tuple((k, v) for k, v in view.kwargs if k != "valid_shape")
+                view = Call(view.op, view.args, (("valid_shape", ListExpr(t.valid_shape)),) + kws)
+            items.append(format_expr(view, nm))
+        elif t.valid_shape is not None:
+            items.append(f"pl.TileView(valid_shape={_dims(t.valid_shape, nm)})")
+        return f"pl.Tile[{', '.join(items)}]"
+    if isinstance(t, TensorType):
+        head = "pld.DistributedTensor" if t.distributed else "pl.Tensor"
+        return f"{head}[{_dims(t.shape, nm)}, {t.dtype!r}]"
+    if isinstance(t, ScalarType):
+        return f"pl.Scalar[{t.dtype!r}]"
+    if isinstance(t, TupleType):
+        inner = [format_type(x, nm) for x in t.elements]
+        if any(i is None for i in inner):
+            return None
+        return f"tuple[{', '.join(inner)}]"  # type: ignore[arg-type]
+    return None
+
+
+def _memref(m: MemRef, nm: Names) -> str:
+    off = m.byte_offset
+    if isinstance(off, int):
+        return f"pl.MemRef({off})"
+    return f"pl.MemRef({format_expr(off, nm)})"
+
+
+# ---------------------------------------------------------------- statements
+
+
+def _range_args(s: ForStmt, nm: Names) -> list[str]:
+    start, step = const_int(s.start), const_int(s.step)
+    stop = format_expr(s.stop, nm)
+    if isinstance(s.step, Const) and step == 1:
+        if isinstance(s.start, Const) and start == 0:
+            return [stop]
+        return [format_expr(s.start, nm), stop]
+    return [format_expr(s.start, nm), stop, format_expr(s.step, nm)]
+
+
+def _tuple(items: list[str]) -> str:
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return "(" + ", ".join(items) + ")"
+
+
+def format_stmt(s: Stmt, names: Names | None = None) -> str:
+    """One line naming a statement (its header for compound statements), for messages."""
+    nm = names or Names()
+    lines: list[str] = []
+    _stmt(s, nm, 0, lines, [])
+    return lines[0] if lines else ""
+
+
+def _stmt(s: Stmt, nm: Names, depth: int, out: list[str], yield_targets: list[Var]) -> None:
+    ind = _IND * depth
+    if isinstance(s, AssignStmt):
+        ann = format_type(s.target.type, nm) if not isinstance(s.target.type, UnknownType) else None
+        lhs = nm(s.target) + (f": {ann}" if ann else "")
+        out.append(f"{ind}{lhs} = {format_expr(s.value, nm)}")
+    elif isinstance(s, EvalStmt):
+        out.append(f"{ind}{format_call(s.call, nm)}")
+    elif isinstance(s, YieldStmt):
+        vals = ", ".join(format_expr(v, nm) for v in s.values)
+        if not yield_targets:
+            out.append(f"{ind}pl.yield_({vals})")
+        elif len(yield_targets) == 1:
+            v = yield_targets[0]
+            ann = format_type(v.type, nm) if v.type is not None else None
+            out.append(f"{ind}{nm(v)}{': ' + ann if ann else ''} = pl.yield_({vals})")
+        else:
+            tg = ", ".join(nm(v) for v in yield_targets)
+            out.append(f"{ind}{tg} = pl.yield_({vals})")
+    elif isinstance(s, ForStmt):
+        args = _range_args(s, nm)
+        if s.iter_args:
+            args.append("init_values=" + _tuple([format_expr(e, nm) for e in s.init_values]))
+        args += [f"{k}={format_expr(v, nm)}" for k, v in s.kwargs]
+        tgt = nm(s.loop_var)
+        if s.iter_args:
+            tgt += ", " + _tuple([nm(v) for v in s.iter_args])
+        out.append(f"{ind}for {tgt} in pl.{s.kind.value}({', '.join(args)}):")
+        _body(s.body, nm, depth + 1, out, s.return_vars)
+    elif isinstance(s, WhileStmt):
+        inits = _tuple([format_expr(e, nm) for e in s.init_values])
+        out.append(f"{ind}for {_tuple([nm(v) for v in s.iter_args])} in "
+                   f"pl.while_(init_values={inits}):")
+        out.append(f"{ind}{_IND}pl.cond({format_expr(s.cond, nm)})")
+        _body(s.body, nm, depth + 1, out, s.return_vars, allow_empty=True)
+    elif isinstance(s, IfStmt):
+        out.append(f"{ind}if {format_expr(s.cond, nm)}:")
+        _body(s.then_body, nm, depth + 1, out, s.return_vars)
+        if s.else_body or s.return_vars:
+            out.append(f"{ind}else:")
+            _body(s.else_body, nm, depth + 1, out, s.return_vars)
+    elif isinstance(s, ScopeStmt):
+        parts = [format_expr(a, nm) for a in s.args]
+        parts += [f"{k}={format_expr(v, nm)}" for k, v in s.kwargs]
+        out.append(f"{ind}for {nm(s.var)} in pl.{s.kind}({', '.join(parts)}):")
+        _body(s.body, nm, depth + 1, out, [])
+    elif isinstance(s, ReturnStmt):
+        vals = ", ".join(format_expr(v, nm) for v in s.values)
+        out.append(f"{ind}return {vals}" if vals else f"{ind}return")
+    else:
+        raise TypeError(f"cannot print statement {s!r}")
+
+
+def _body(body: list[Stmt], nm: Names, depth: int, out: list[str], yield_targets: list[Var],
+          allow_empty: bool = False) -> None:
+    if not body and not allow_empty:
+        out.append(_IND * depth + "pass")
+    for s in body:
+        _stmt(s, nm, depth, out, yield_targets)
+
+
+def _param(p: Param, nm: Names) -> str:
+    t = format_type(p.var.type, nm) or "pl.Scalar[pl.INDEX]"
+    if p.is_out:
+        t = f"pl.Out[{t}]"
+    return f"{nm(p.var)}: {t}"
+
+
+def format_function(f: Function, depth: int = 1) -> list[str]:
+    nm = Names.for_function(f)
+    ind = _IND * depth
+    kws = [f"type=pl.FunctionType.{f.func_type.value}"]
+    kws += [f"{k}={format_expr(v, nm)}" for k, v in f.decorator_kwargs]
+    params = (["self"] if f.has_self else []) + [_param(p, nm) for p in f.params]
+    rts = [format_type(t, nm) or "None" for t in f.return_types]
+    ret = ""
+    if len(rts) == 1:
+        ret = f" -> {rts[0]}"
+    elif len(rts) > 1:
+        ret = f" -> tuple[{', '.join(rts)}]"
+    head = f"{ind}def {f.name}({', '.join(params)}){ret}:"
+    if len(head) > 100 and params:
+        sep = ",\n" + ind + _IND * 2
+        head = f"{ind}def {f.name}(\n{ind}{_IND * 2}{sep.join(params)},\n{ind}){ret}:"
+    lines = [f"{ind}@pl.function({', '.join(kws)})", head]
+    _body(f.body, nm, depth + 1, lines, [])
+    return lines
+
+
+def print_program(prog: Program) -> str:
+    """Canonical DSL text of a program."""
+    body = [f"@pl.program", f"class {prog.name}:"]
+    if not prog.functions:
+        body.append(_IND + "pass")
+    for i, f in enumerate(prog.functions):
+        if i:
+            body.append("")
+        body += format_function(f)
+    text = "\n".join(body)
+    header = ["import pypto.language as pl"]
+    if "pld." in text:
+        header.append("import pypto.language.distributed as pld")
+    return "\n".join(header) + "\n\n\n" + text + "\n"

@@ -1,0 +1,21 @@
+"""Shared test setup: helper modules on sys.path, hypothesis profiles.
+
+Profiles (select with HYPOTHESIS_PROFILE): "default" (fast, local runs), "ci" (200
+examples, no deadline — used for the slow property tests in CI), "nightly" (2000).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+settings.register_profile("default", max_examples=30, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=200, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("nightly", max_examples=2000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
