@@ -1,0 +1,259 @@
+"""The verifier: a well-formedness check of IR programs.
+
+``verify_program(p)`` raises ``ValueError`` naming the statement and its source line on:
+use of a variable before its definition, a slice (or extract) window outside its source
+for constant extents, a copy from a memory space into one it cannot reach, a call whose
+argument types do not fit (shape / dtype / memory), an assigned variable whose type
+differs from its value's, and a yield whose arity differs from the loop's or if's
+carries. Scoping follows the DSL: names bound in a loop or if body are not visible after
+it (values leave through ``pl.yield_``); a ``split_aiv`` scope is a region, so its
+definitions stay visible.
+"""
+
+from __future__ import annotations
+
+from .exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, Var, VarRef, const_int,
+                    free_vars)
+from .ops import REGISTRY, OpTypeError, bind, infer_type
+from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
+                    ScopeStmt, Stmt, WhileStmt, YieldStmt)
+from .types import DType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+
+
+def verify_program(prog: Program) -> Program:
+    """Check ``prog``; return it unchanged, or raise ``ValueError``."""
+    for f in prog.functions:
+        _Verifier(f).run()
+    return prog
+
+
+def verify_function(f: Function) -> Function:
+    _Verifier(f).run()
+    return f
+
+
+class _Verifier:
+    def __init__(self, f: Function):
+        self.f = f
+        from ..dsl.printer import Names
+
+        self.names = Names.for_function(f)
+
+    def fail(self, s: Stmt | None, message: str) -> ValueError:
+        from ..dsl.printer import format_stmt
+
+        where = f"function {self.f.name}"
+        if s is not None:
+            text = format_stmt(s, self.names).strip()
+            if len(text) > 160:
+                text = text[:157] + "..."
+            span = getattr(s, "span", None)
+            loc = f"{span.filename}:{span.line}" if span and span.line else "(no source line)"
+            return ValueError(f"{loc}: in {where}, statement `{text}`: {message}")
+        return ValueError(f"in {where}: {message}")
+
+    def run(self) -> None:
+        scope = {id(p.var) for p in self.f.params}
+        self.block(self.f.body, scope, carries=None, owner=None)
+
+    # -- uses
+
+    def uses(self, s: Stmt, exprs: list[Expr], scope: set[int]) -> None:
+        for e in exprs:
+            for v in free_vars(e):
+                if id(v) not in scope:
+                    raise self.fail(s, f"{self.names(v)!r} is used before its definition")
+
+    def define(self, scope: set[int], vs: list[Var]) -> None:
+        for v in vs:
+            scope.add(id(v))
+
+    # -- blocks
+
+    def block(self, body: list[Stmt], scope: set[int], carries: int | None, owner: Stmt | None
+              ) -> YieldStmt | None:
+        """Check a body; ``carries`` is the yield arity required at its end (None: no yield)."""
+        last: YieldStmt | None = None
+        for i, s in enumerate(body):
+            if isinstance(s, YieldStmt):
+                if i != len(body) - 1:
+                    raise self.fail(s, "pl.yield_ must be the last statement of its body")
+                self.uses(s, s.values, scope)
+                last = s
+                continue
+            self.stmt(s, scope)
+        if carries is None:
+            if last is not None:
+                raise self.fail(last, "this body has no carries, so it cannot yield")
+            return None
+        if carries and last is None:
+            raise self.fail(owner, f"the body must end with pl.yield_ of {carries} value(s)")
+        if last is not None and len(last.values) != carries:
+            raise self.fail(last, f"yield arity {len(last.values)} differs from the "
+                            f"{carries} carried value(s) of the enclosing statement")
+        return last
+
+    def stmt(self, s: Stmt, scope: set[int]) -> None:
+        if isinstance(s, AssignStmt):
+            self.uses(s, [s.value], scope)
+            self.assign(s)
+            self.define(scope, [s.target])
+        elif isinstance(s, EvalStmt):
+            self.uses(s, [s.call], scope)
+            self.call_type(s, s.call)
+        elif isinstance(s, ReturnStmt):
+            self.uses(s, s.values, scope)
+        elif isinstance(s, ForStmt):
+            self.uses(s, [s.start, s.stop, s.step, *s.init_values], scope)
+            self.carries(s, s.iter_args, s.init_values, s.return_vars)
+            inner = set(scope)
+            self.define(inner, [s.loop_var, *s.iter_args])
+            y = self.block(s.body, inner, len(s.iter_args) if s.iter_args else None, s)
+            self.yield_types(y, s.iter_args)
+            self.define(scope, s.return_vars)
+        elif isinstance(s, WhileStmt):
+            self.uses(s, s.init_values, scope)
+            self.carries(s, s.iter_args, s.init_values, s.return_vars)
+            inner = set(scope)
+            self.define(inner, s.iter_args)
+            self.uses(s, [s.cond], inner)
+            y = self.block(s.body, inner, len(s.iter_args) if s.iter_args else None, s)
+            self.yield_types(y, s.iter_args)
+            self.define(scope, s.return_vars)
+        elif isinstance(s, IfStmt):
+            self.uses(s, [s.cond], scope)
+            n = len(s.return_vars) if s.return_vars else None
+            yt = self.block(s.then_body, set(scope), n, s)
+            ye = self.block(s.else_body, set(scope), n, s)
+            self.yield_types(yt, s.return_vars)
+            self.yield_types(ye, s.return_vars)
+            self.define(scope, s.return_vars)
+        elif isinstance(s, ScopeStmt):
+            self.uses(s, [*s.args, *(v for _, v in s.kwargs)], scope)
+            self.define(scope, [s.var])
+            self.block(s.body, scope, None, s)
+        else:
+            raise self.fail(s, f"unknown statement kind {type(s).__name__}")
+
+    def carries(self, s: Stmt, iter_args: list[Var], inits: list[Expr], rets: list[Var]) -> None:
+        if len(iter_args) != len(inits):
+            raise self.fail(s, f"{len(iter_args)} carried variable(s) but {len(inits)} init value(s)")
+        if len(rets) != len(iter_args):
+            raise self.fail(s, f"{len(iter_args)} carried variable(s) but {len(rets)} result(s)")
+        for v, e in zip(iter_args, inits):
+            self.same(s, v.type, self.type_of(e), f"carry {self.names(v)!r} vs its init value")
+        for v, r in zip(iter_args, rets):
+            self.same(s, v.type, r.type, f"carry {self.names(v)!r} vs result {self.names(r)!r}")
+
+    def yield_types(self, y: YieldStmt | None, targets: list[Var]) -> None:
+        if y is None:
+            return
+        for v, e in zip(targets, y.values):
+            self.same(y, v.type, self.type_of(e), f"yielded value for {self.names(v)!r}")
+
+    # -- types
+
+    def type_of(self, e: Expr) -> Type | None:
+        if isinstance(e, VarRef):
+            return e.var.type
+        if isinstance(e, Const):
+            if isinstance(e.value, bool):
+                return ScalarType(DType.BOOL)
+            return ScalarType(DType.INDEX if isinstance(e.value, int) else DType.FP32)
+        if isinstance(e, Compare):
+            return ScalarType(DType.BOOL)
+        if isinstance(e, (BinOp, Neg)):
+            return ScalarType(DType.INDEX)
+        return None
+
+    def same(self, s: Stmt | None, a: Type | None, b: Type | None, what: str) -> None:
+        if a is None or b is None or isinstance(a, UnknownType) or isinstance(b, UnknownType):
+            return
+        if isinstance(a, ScalarType) and isinstance(b, ScalarType):
+            if a.dtype != b.dtype and not (a.dtype.is_int and b.dtype.is_int):
+                raise self.fail(s, f"{what}: dtype {a.dtype.name} vs {b.dtype.name}")
+            return
+        if type(a) is not type(b):
+            raise self.fail(s, f"{what}: {type(a).__name__} vs {type(b).__name__}")
+        if isinstance(a, (TileType, TensorType)):
+            assert isinstance(b, (TileType, TensorType))
+            if a.dtype != b.dtype:
+                raise self.fail(s, f"{what}: dtype {a.dtype.name} vs {b.dtype.name}")
+            if not _dims_agree(a.shape, b.shape):
+                raise self.fail(s, f"{what}: shape {_dims(a.shape)} vs {_dims(b.shape)}")
+        if isinstance(a, TileType) and isinstance(b, TileType):
+            if a.memory and b.memory and a.memory != b.memory:
+                raise self.fail(s, f"{what}: memory {a.memory.value} vs {b.memory.value}")
+
+    def call_type(self, s: Stmt, c: Call) -> Type | None:
+        if c.op not in REGISTRY:
+            return None
+        try:
+            t = infer_type(c, self.type_of)
+        except OpTypeError as e:
+            raise self.fail(s, str(e)) from None
+        self.window(s, c)
+        return t
+
+    def window(self, s: Stmt, c: Call) -> None:
+        """A constant slice / extract window must lie inside its constant-shaped source."""
+        if c.op not in ("tile.slice", "tile.extract"):
+            return
+        b = bind(c)
+        src = b.arg("src")
+        st = self.type_of(src) if src is not None else None
+        if not isinstance(st, TileType):
+            return
+        src_shape = st.const_shape()
+        shape_e = b.arg("shape")
+        if src_shape is None or not isinstance(shape_e, ListExpr):
+            return
+        if c.op == "tile.slice":
+            off_e = b.arg("offset")
+            offs = list(off_e.items) if isinstance(off_e, ListExpr) else []
+        else:
+            offs = [b.arg("row"), b.arg("col")]
+        if len(offs) != len(src_shape) or len(shape_e.items) != len(src_shape):
+            return
+        for axis, (o, n, full) in enumerate(zip(offs, shape_e.items, src_shape)):
+            oc, nc = const_int(o) if o is not None else None, const_int(n)
+            if nc is not None and (nc <= 0 or nc > full):
+                raise self.fail(s, f"window extent {nc} on axis {axis} does not fit the "
+                                f"source extent {full}")
+            if oc is not None and nc is not None and (oc < 0 or oc + nc > full):
+                raise self.fail(s, f"window [{oc}, {oc + nc}) on axis {axis} lies outside its "
+                                f"source of extent {full} (source shape {list(src_shape)})")
+
+    def assign(self, s: AssignStmt) -> None:
+        v = s.value
+        t = s.target.type
+        if isinstance(v, Call):
+            inferred = self.call_type(s, v)
+            if inferred is not None:
+                self.same(s, t, inferred, f"declared type of {self.names(s.target)!r} vs its value")
+            return
+        if isinstance(v, (BinOp, Neg, Compare)):
+            for x in free_vars(v):
+                if isinstance(x.type, (TileType, TensorType, TupleType)):
+                    raise self.fail(s, f"scalar arithmetic on non-scalar {self.names(x)!r}")
+            if isinstance(t, (TileType, TensorType)):
+                raise self.fail(s, f"{self.names(s.target)!r} is declared a "
+                                f"{type(t).__name__} but assigned a scalar expression")
+            return
+        self.same(s, t, self.type_of(v), f"declared type of {self.names(s.target)!r} vs its value")
+
+
+def _dims_agree(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        cx, cy = const_int(x), const_int(y)
+        if cx is not None and cy is not None and cx != cy:
+            return False
+    return True
+
+
+def _dims(shape: tuple[Expr, ...]) -> str:
+    from ..dsl.printer import format_expr
+
+    return "[" + ", ".join(format_expr(d) for d in shape) + "]"
