@@ -1,0 +1,319 @@
+"""The hardware model: byte-addressed memories and the hazards of the slice canonicalization.
+
+Each on-chip memory space (Vec, Mat, Left, Right, Acc, Bias) is a byte array.  Fresh tiles
+get 32-byte-aligned addresses from a bump allocator (which starts at :data:`ALLOC_BASE`),
+or the byte address their ``memref`` annotation names.  Tiles are row-major, except Acc
+tiles, which use the 16×16 NZ block layout: block ``(rb, cb)`` of an ``[M, N]`` tile sits
+at ``(cb * M/16 + rb) * 256`` elements, row-major inside the block.
+
+A tile value is a :class:`Ref`: its space, dtype and the byte address of every element.
+A view (slice, reshape, transpose_view, ...) is a Ref over its source's addresses, so it
+reads and writes the source's bytes.  Every op reads its operands completely before it
+writes its result, so ordinary aliasing is harmless; only these hazards corrupt data:
+
+* **#1640 / #2010** — a ``tile.slice`` operand of a ``Family.COL_EXPAND`` op is first
+  materialized into the slice's *own* buffer, which inherits the source's memory: at
+  ``source + constant offset`` (``source`` base when an offset is dynamic).  The copy
+  repacks the window densely (row pitch = slice columns), row by row, in place — on top
+  of the live source.
+* **#1789** — a ``Family.VECTOR`` op on a tile operand whose base address is not 32-byte
+  aligned raises :class:`MisalignedAccess`.
+* **pto-isa#253** — an op whose output reuses an Acc operand (``matmul_acc`` & co.)
+  reads and writes that accumulator *compactly from its base address*, as a standalone
+  ``[m, n]`` NZ tile: a window that is not contiguous in its parent is garbled.
+* **Mat→Mat** — a copy along a path missing from the registry's ``TRANSFERS`` table
+  raises :class:`UnsupportedTransfer`; a Mat ``tile.slice`` operand of a matmul is lazily
+  materialized with exactly such a Mat→Mat ``textract``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..ir.ops import TRANSFERS, OpDef
+from ..ir.stmts import Program
+from ..ir.types import DType, MemorySpace
+from . import semantics as sem
+from .errors import MisalignedAccess, OutOfMemory, UnsupportedByModel, UnsupportedTransfer
+from .interp import Interpreter, check_window
+
+ALIGN = 32  # bytes: tile base alignment of vector instructions and of the allocator
+ALLOC_BASE = 1 << 20  # the allocator's first address; memref-pinned tiles live below
+MAX_BYTES = 1 << 28  # per space
+POISON = 0x7F  # fresh memory: reading it by mistake gives huge values, never small ints
+FRACTAL = 16  # NZ block edge
+
+
+def _ceil(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def nz_index(rows: int, cols: int) -> np.ndarray:
+    """Element index (in elements from the tile base) of every ``(r, c)`` of an
+    ``[rows, cols]`` tile in the NZ block layout."""
+    mp = _ceil(max(rows, 1), FRACTAL)
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    return ((c // FRACTAL) * (mp // FRACTAL) + r // FRACTAL) * FRACTAL * FRACTAL \
+        + (r % FRACTAL) * FRACTAL + c % FRACTAL
+
+
+class Memory:
+    """One memory space: a growable byte array and a bump allocator."""
+
+    def __init__(self, space: MemorySpace):
+        self.space = space
+        self.data = np.full(ALLOC_BASE + (1 << 16), POISON, dtype=np.uint8)
+        self.top = ALLOC_BASE
+
+    def _ensure(self, end: int) -> None:
+        if end > MAX_BYTES:
+            raise OutOfMemory(f"{self.space.value}: {end} bytes exceed the model's {MAX_BYTES}")
+        if end > len(self.data):
+            grown = np.full(max(end, 2 * len(self.data)), POISON, dtype=np.uint8)
+            grown[: len(self.data)] = self.data
+            self.data = grown
+
+    def alloc(self, nbytes: int) -> int:
+        addr = self.top
+        self.top = _ceil(addr + max(nbytes, 1), ALIGN)
+        self._ensure(self.top)
+        return addr
+
+    def _idx(self, offs: np.ndarray, eb: int) -> np.ndarray:
+        idx = offs[..., None] + np.arange(eb)
+        if idx.size:
+            if idx.min() < 0:
+                raise OutOfMemory(f"{self.space.value}: negative address {int(idx.min())}")
+            self._ensure(int(idx.max()) + 1)
+        return idx
+
+    def read(self, offs: np.ndarray, dt: DType) -> np.ndarray:
+        return sem.from_bytes(self.data[self._idx(offs, sem.element_bytes(dt))], dt)
+
+    def write(self, offs: np.ndarray, values: np.ndarray, dt: DType) -> None:
+        self.data[self._idx(offs, sem.element_bytes(dt))] = sem.to_bytes(
+            np.broadcast_to(values, offs.shape), dt)
+
+
+@dataclass(eq=False)
+class SliceOrigin:
+    """What a ``tile.slice`` result remembers for lazy materialization."""
+
+    root: "Ref"  # the peeled non-slice source
+    row: int  # total offsets in the root
+    col: int
+    static: bool  # every offset along the chain is a compile-time constant
+    own_addr: int  # the slice's own buffer: root + const offset, or the root base
+
+
+@dataclass(eq=False)
+class Ref:
+    space: MemorySpace
+    dtype: DType
+    offs: np.ndarray  # byte address of every element; shape = the tile's shape
+    origin: SliceOrigin | None = None
+
+    @property
+    def base(self) -> int:
+        return int(self.offs.flat[0]) if self.offs.size else 0
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.offs.shape)
+
+
+class HardwareInterpreter(Interpreter):
+    def __init__(self, program: Program, block_idx: int = 0):
+        super().__init__(program, block_idx)
+        self.mem = {s: Memory(s) for s in MemorySpace if s is not MemorySpace.DDR}
+
+    # ------------------------------------------------------------ helpers
+
+    def is_tile(self, v: Any) -> bool:
+        return isinstance(v, Ref)
+
+    def tile_dtype(self, v: Ref) -> DType:
+        return v.dtype
+
+    def tile_memory(self, v: Ref) -> MemorySpace:
+        return v.space
+
+    def _mem(self, space: MemorySpace) -> Memory:
+        if space not in self.mem:
+            raise UnsupportedByModel(f"tiles in {space.value}")
+        return self.mem[space]
+
+    def value(self, tile: Ref) -> np.ndarray:
+        return self._mem(tile.space).read(tile.offs, tile.dtype)
+
+    def fresh(self, shape: list[int] | tuple[int, ...], dt: DType, space: MemorySpace) -> Ref:
+        """A new tile: NZ in Acc, row-major elsewhere; at the memref address if pinned."""
+        eb = sem.element_bytes(dt)
+        shape = tuple(shape)
+        if space is MemorySpace.Acc:
+            if len(shape) != 2:
+                raise UnsupportedByModel("Acc tiles of rank other than 2")
+            index = nz_index(*shape)
+            nbytes = _ceil(max(shape[0], 1), FRACTAL) * _ceil(max(shape[1], 1), FRACTAL) * eb
+        else:
+            index = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+            nbytes = index.size * eb
+        mem = self._mem(space)
+        addr = self.placement if self.placement is not None else mem.alloc(nbytes)
+        return Ref(space, dt, addr + index.astype(np.int64) * eb)
+
+    def _new(self, values: np.ndarray, dt: DType, space: MemorySpace) -> Ref:
+        r = self.fresh(values.shape, dt, space)
+        self._mem(space).write(r.offs, values, dt)
+        return r
+
+    @staticmethod
+    def _check_transfer(op: str, src: MemorySpace, dst: MemorySpace) -> None:
+        if dst not in TRANSFERS.get(src, frozenset()):
+            raise UnsupportedTransfer(f"{op}: no {src.value}→{dst.value} data path")
+
+    # ------------------------------------------------------------ ops
+
+    def load(self, tensor: np.ndarray, dt: DType, offsets: list[int], shape: list[int],
+             mem: MemorySpace) -> Ref:
+        check_window("tile.load", offsets, shape, tensor.shape)
+        self._check_transfer("tile.load", MemorySpace.DDR, mem)
+        win = tuple(slice(o, o + n) for o, n in zip(offsets, shape))
+        return self._new(sem.coerce(tensor[win], dt), dt, mem)
+
+    def store(self, tile: Ref, offsets: list[int], tensor: np.ndarray) -> np.ndarray:
+        check_window("store", offsets, list(tile.shape), tensor.shape)
+        win = tuple(slice(o, o + n) for o, n in zip(offsets, tile.shape))
+        tensor[win] = self.value(tile)
+        return tensor
+
+    def create(self, shape: list[int], dt: DType, mem: MemorySpace) -> Ref:
+        return self._new(sem.coerce(np.zeros(shape), dt), dt, mem)
+
+    def view(self, op: str, src: Ref, args: dict[str, Any], static: bool) -> Ref:
+        o = src.offs
+        if op == "tile.slice":
+            shape, offs = args["shape"], args["offset"]
+            check_window("tile.slice", offs, shape, o.shape)
+            v = o[tuple(slice(a, a + n) for a, n in zip(offs, shape))]
+            origin = None
+            if "drop_dims" in args:
+                v = v.squeeze(axis=tuple(args["drop_dims"]))
+            elif len(shape) == 2:
+                up = src.origin
+                root = up.root if up else src
+                row, col = (up.row, up.col) if up else (0, 0)
+                row, col = row + offs[0], col + offs[1]
+                static = static and (up.static if up else True)
+                if self.placement is not None:
+                    own = self.placement
+                elif static:
+                    own = int(root.offs[row, col])
+                else:
+                    own = root.base
+                origin = SliceOrigin(root, row, col, static, own)
+            return Ref(src.space, src.dtype, v, origin)
+        if op == "tile.reshape":
+            return Ref(src.space, src.dtype, o.reshape(args["shape"]))
+        if op == "tile.set_validshape":
+            return Ref(src.space, src.dtype, o, src.origin)
+        if op == "tile.transpose_view":
+            return Ref(src.space, src.dtype, o.swapaxes(-1, -2))
+        if op == "tile.reinterpret_view":
+            dt: DType = args["dtype"]
+            eb, nb = sem.element_bytes(src.dtype), sem.element_bytes(dt)
+            n = o.shape[-1]
+            if not np.array_equal(o, o[..., :1] + np.arange(n) * eb) or (n * eb) % nb:
+                raise UnsupportedByModel("reinterpret_view of a tile whose rows are not contiguous")
+            return Ref(src.space, dt, o[..., :1] + np.arange(n * eb // nb) * nb)
+        raise UnsupportedByModel(f"view op {op}")
+
+    def copy(self, op: str, src: Ref, args: dict[str, Any], target: MemorySpace) -> Ref:
+        self._check_transfer(op, src.space, target)
+        if op == "tile.extract":
+            shape, offs = args["shape"], [args["row"], args["col"]]
+            check_window("tile.extract", offs, shape, src.shape)
+            vals = self._mem(src.space).read(
+                src.offs[tuple(slice(a, a + n) for a, n in zip(offs, shape))], src.dtype)
+        else:
+            vals = self.value(src)
+            if op == "tile.transpose":
+                vals = vals.swapaxes(-1, -2)
+        return self._new(vals, src.dtype, target)
+
+    def _cube_operand(self, op: str, t: Ref) -> np.ndarray:
+        if t.origin is not None and t.space is MemorySpace.Mat:
+            # MaterializeSubviewOperandIfNeeded: textract loc=mat -> loc=mat
+            self._check_transfer(f"{op} (lazy materialization of a Mat slice operand)",
+                                 MemorySpace.Mat, MemorySpace.Mat)
+        return self.value(t)
+
+    def matmul(self, opdef: OpDef, tiles: dict[str, Any], out_dt: DType) -> Ref:
+        lhs = self._cube_operand(opdef.name, tiles["lhs"])
+        rhs = self._cube_operand(opdef.name, tiles["rhs"])
+        bias = tiles.get("bias")
+        bias_v = None if bias is None else self.value(bias)
+        if opdef.reuses_arg is None:
+            return self._new(sem.matmul(lhs, rhs, out_dt, bias=bias_v), out_dt, MemorySpace.Acc)
+        acc: Ref = tiles[opdef.params[opdef.reuses_arg]]
+        if len(acc.shape) != 2:
+            raise UnsupportedByModel(f"{opdef.name} with a rank-{len(acc.shape)} accumulator")
+        # pto-isa#253: the MAD takes the bare destination pointer and m from the left
+        # operand; it reads and writes an [m, n] NZ tile compactly from that base.
+        eb = sem.element_bytes(acc.dtype)
+        compact = acc.base + nz_index(*acc.shape).astype(np.int64) * eb
+        mem = self._mem(acc.space)
+        mem.write(compact, sem.matmul(lhs, rhs, out_dt, acc=mem.read(compact, acc.dtype),
+                                      bias=bias_v), acc.dtype)
+        return acc
+
+    def _col_expand_operand(self, t: Ref) -> np.ndarray:
+        o = t.origin
+        if o is None:
+            return self.value(t)
+        # #1640 / #2010: textract into the slice's own (dense) buffer inside the source,
+        # row by row, reading the source as the earlier rows have left it.
+        rows, cols = t.shape
+        eb = sem.element_bytes(t.dtype)
+        dest = o.own_addr + np.arange(rows * cols, dtype=np.int64).reshape(rows, cols) * eb
+        mem = self._mem(t.space)
+        for i in range(rows):
+            mem.write(dest[i], mem.read(t.offs[i], t.dtype), t.dtype)
+        return mem.read(dest, t.dtype)
+
+    def col_expand(self, op: str, lhs: Ref, rhs: Ref) -> Ref:
+        a = self._col_expand_operand(lhs)
+        b = self._col_expand_operand(rhs)
+        return self._new(sem.col_expand(op, a, b, lhs.dtype), lhs.dtype, lhs.space)
+
+    def vector(self, opdef: OpDef, args: dict[str, Any], out_dt: DType,
+               valid: tuple[int, ...] | None) -> Ref:
+        for p in opdef.params:
+            t = args.get(p)
+            if isinstance(t, Ref) and t.base % ALIGN:
+                raise MisalignedAccess(
+                    f"{opdef.name}: operand {p!r} at {t.space.value} byte {t.base} is not "
+                    f"{ALIGN}-byte aligned")
+        first: Ref = args[opdef.params[0]]
+        if opdef.reuses_arg is not None:
+            tgt: Ref = args[opdef.params[opdef.reuses_arg]]
+            vals = sem.fillpad(self.value(tgt), valid, str(args.get("pad_value", "zero")),
+                               tgt.dtype)
+            self._mem(tgt.space).write(tgt.offs, vals, tgt.dtype)
+            return tgt
+        tiles = [self.value(args[p]) for p in opdef.params if isinstance(args.get(p), Ref)]
+        scalars = [args["scalar"]] if "scalar" in args else []
+        r = sem.vector(opdef.name, tiles, scalars, first.dtype, out_dt)
+        return self._new(r, out_dt, first.space)
+
+
+def run_hardware(program: Program, inputs: dict[str, np.ndarray],
+                 scalars: dict[str, int | float] | None = None, function: str | None = None,
+                 block_idx: int = 0) -> dict[str, np.ndarray]:
+    """Run ``function`` on the hardware model; same contract as :func:`run_ideal`, and
+    raises a :class:`~egraph_tiles.sim.errors.HardwareFault` where the device would fault."""
+    return HardwareInterpreter(program, block_idx).run(function, inputs, scalars or {})
