@@ -1,0 +1,73 @@
+"""Extraction behind one interface, so an ILP extractor can plug in.
+
+An extractor returns the chosen term of the root as nested tuples ``(op, *children)`` with
+primitive leaves (int / str).  Identical subterms compare equal, so identical copies of one
+window are recognized (and emitted once) by the decoder.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from egglog import bindings as eb
+
+Term = tuple
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(self, egraph: eb.EGraph, root: str) -> tuple[int, Term]:
+        """(total cost, chosen term) of the e-class bound to the global ``root``."""
+        ...
+
+
+class GreedyExtractor:
+    """egglog's bottom-up greedy extractor with per-node costs from the ``cost_table_*`` tables
+    (a ``Copy`` costs its bytes).  One call extracts a whole function from a tree root."""
+
+    name = "greedy"
+
+    def extract(self, egraph: eb.EGraph, root: str) -> tuple[int, Term]:
+        span = eb.RustSpan("", 0, 0)
+        out = egraph.run_program(eb.UserDefined(span, "extract", [eb.Var(span, root),
+                                                                  eb.Lit(span, eb.Int(0))]))
+        best = out[-1]
+        assert isinstance(best, eb.ExtractBest), best
+        return best.cost, termdag_to_tuple(best.termdag, best.term)
+
+
+def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
+    memo: dict[int, object] = {}
+    # iterative post-order: extracted terms can be deep (long root trees, long chains)
+    stack = [(root, False)]
+    while stack:
+        tid, done = stack.pop()
+        if tid in memo:
+            continue
+        node = td.get(tid)
+        if isinstance(node, eb.TermApp):
+            if done:
+                memo[tid] = (node.name, *(memo[a] for a in node.args))
+            else:
+                stack.append((tid, True))
+                stack.extend((a, False) for a in node.args if a not in memo)
+        elif isinstance(node, eb.TermLit):
+            memo[tid] = node.value.value
+        else:
+            raise AssertionError(f"unexpected term {node!r}")
+    return memo[root]  # type: ignore[return-value]
+
+
+def flatten_roots(term: Term) -> list[Term]:
+    """The leaves of a balanced ``RP`` tree, in order, unwrapped from ``R`` / ``RT`` / ``RI``."""
+    out: list[Term] = []
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if t[0] == "RP":
+            stack.append(t[2])
+            stack.append(t[1])
+        else:
+            out.append(t[1])
+    return out

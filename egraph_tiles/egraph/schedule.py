@@ -1,0 +1,113 @@
+"""Rulesets, the saturation schedule and its limits.
+
+Schedule: load the program, run ``safe`` + the fact rulesets once per iteration until nothing
+changes or a limit (iterations, e-nodes, seconds) is hit.  Soundness never depends on
+saturation: every union a rule adds is a proven equality, and a view (``Keep`` of a window) is
+only ever added by a proof in ``rules.legality`` — so a partially saturated e-graph can only
+contain *fewer* views, and the safe forms (copies) come from the first iteration.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from egglog import bindings as eb
+
+from egraph_tiles.rules import layout, legality, multiples, offsets, slices, sorts
+
+SPAN = eb.RustSpan("", 0, 0)
+RULESETS = ("offsets", "slices", "multiples", "layout", "safe", "legality")
+#: one command batch stays small (one huge command exhausts memory, see EGGLOG_NOTES)
+CHUNK = 400
+
+
+@dataclass(frozen=True)
+class Limits:
+    iterations: int = 40
+    nodes: int = 2_000_000
+    seconds: float = 60.0
+
+
+@dataclass
+class RunStats:
+    iterations: int = 0
+    saturated: bool = False
+    limit_hit: str | None = None
+    enodes: int = 0
+    seconds: float = 0.0
+
+
+def program_text() -> str:
+    return "\n".join([sorts.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
+                      slices.RULES, legality.RULES,
+                      "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"])
+
+
+def new_egraph() -> eb.EGraph:
+    eg = eb.EGraph()
+    eg.run_program(*eg.parse_program(program_text()))
+    return eg
+
+
+def load(eg: eb.EGraph, commands: list[str]) -> None:
+    for i in range(0, len(commands), CHUNK):
+        eg.run_program(*eg.parse_program("\n".join(commands[i:i + CHUNK])))
+
+
+def size(eg: eb.EGraph) -> int:
+    out = eg.run_program(eb.PrintSize(SPAN, None))
+    total = 0
+    for o in out:
+        for _name, n in getattr(o, "sizes", []):
+            total += n
+    return total
+
+
+def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
+    stats = RunStats()
+    t0 = time.perf_counter()
+    run1 = eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("all", None)))
+    while True:
+        if stats.iterations >= limits.iterations:
+            stats.limit_hit = f"iteration limit {limits.iterations}"
+            break
+        out = eg.run_program(run1)
+        stats.iterations += 1
+        report = out[0].report if out and hasattr(out[0], "report") else None
+        if report is not None and not report.updated:
+            stats.saturated = True
+            break
+        if time.perf_counter() - t0 > limits.seconds:
+            stats.limit_hit = f"time limit {limits.seconds:g} s"
+            break
+        if stats.iterations % 4 == 0 and size(eg) > limits.nodes:
+            stats.limit_hit = f"node limit {limits.nodes}"
+            break
+    stats.enodes = size(eg)
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def root_tree(eg: eb.EGraph, roots: list[str], prefix: str = "$r") -> str:
+    """Bind the roots to a balanced binary tree of ``RP`` nodes (never a container root)."""
+    level = list(roots)
+    cmds: list[str] = []
+    n = 0
+    if not level:
+        level = ["(RI (Lit 0))"]
+    while len(level) > 1:
+        nxt = []
+        for i in range(0, len(level), 2):
+            if i + 1 < len(level):
+                n += 1
+                name = f"{prefix}{n}"
+                cmds.append(f"(let {name} (RP {level[i]} {level[i + 1]}))")
+                nxt.append(name)
+            else:
+                nxt.append(level[i])
+        level = nxt
+    n += 1
+    cmds.append(f"(let {prefix}{n} {level[0]})")
+    load(eg, cmds)
+    return f"{prefix}{n}"

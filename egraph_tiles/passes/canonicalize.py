@@ -1,0 +1,268 @@
+"""The CanonicalizeTileSlice pass: a thin driver over encode → saturate → extract → decode."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..egraph import schedule
+from ..egraph.decode import Decision, Decoder
+from ..egraph.encode import Encoding, ExtSite, UseSite, Window, encode_function, has_canonical_slice
+from ..egraph.extract import Extractor, GreedyExtractor, flatten_roots
+from ..egraph.report import FunctionReport, Report, SliceDecision, alignment_reason, extract_bytes
+from ..egraph.windows import check_acc_windows
+from ..ir import ops
+from ..ir.exprs import Call, ListExpr, VarRef, const_int
+from ..ir.stmts import AssignStmt, EvalStmt, Function, Program, Stmt, walk
+from ..ir.types import TileType
+
+
+@dataclass
+class Options:
+    limits: schedule.Limits = field(default_factory=schedule.Limits)
+    extractor: Extractor = field(default_factory=GreedyExtractor)
+    explain: bool = False
+    dot_prefix: str | None = None
+
+
+def canonicalize_tile_slice(program: Program, *, options: Options | None = None,
+                            report: Report | None = None) -> Program:
+    """Return a new program in which every canonical ``tile.slice`` of every InCore / AIC / AIV
+    function is canonicalized (folded, materialized, or kept as a proven zero-copy view)."""
+    opts = options or Options()
+    out = Program(program.name, [])
+    for fn in program.functions:
+        out.functions.append(_function(fn, opts, report))
+    return out
+
+
+def _function(fn: Function, opts: Options, report: Report | None) -> Function:
+    if not fn.func_type.is_incore:
+        if report is not None:
+            report.functions.append(FunctionReport(fn.name, skipped="not an InCore function"))
+        return fn
+    check_acc_windows(fn)
+    _check_uncanonical_col_expand(fn)
+    if not has_canonical_slice(fn):
+        if report is not None:
+            report.functions.append(FunctionReport(fn.name, skipped="no canonical tile.slice"))
+        return fn
+    t0 = time.perf_counter()
+    enc = encode_function(fn)
+    try:
+        eg = schedule.new_egraph()
+        schedule.load(eg, enc.commands)
+        stats = schedule.saturate(eg, opts.limits)
+        root = schedule.root_tree(eg, [text for text, _ in enc.roots])
+        _cost, term = opts.extractor.extract(eg, root)
+        if opts.dot_prefix is not None:
+            _write_dot(eg, f"{opts.dot_prefix}{fn.name}.dot")
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # egglog panics arrive as pyo3 PanicException (a BaseException)
+        raise ValueError(f"the e-graph failed on function {fn.name!r}: {type(e).__name__}: {e}") from e
+    results = flatten_roots(term)
+    assert len(results) == len(enc.roots), (len(results), len(enc.roots))
+    decoded = Decoder(fn, enc, results).run()
+    new_fn = Function(fn.name, fn.params, fn.return_types, decoded.body, fn.func_type,
+                      fn.decorator_kwargs, fn.has_self, fn.span)
+    if report is not None:
+        fr = FunctionReport(fn.name, bytes_before=extract_bytes(fn), bytes_after=extract_bytes(new_fn),
+                            enodes=stats.enodes, iterations=stats.iterations,
+                            saturated=stats.saturated, limit_hit=stats.limit_hit,
+                            seconds=time.perf_counter() - t0, extractor=opts.extractor.name)
+        fr.decisions = [_explain(d, enc, eg) for d in decoded.decisions]
+        report.functions.append(fr)
+    return new_fn
+
+
+def _check_uncanonical_col_expand(fn: Function) -> None:
+    """A slice with valid_shape / drop_dims is not a window the pass rewrites; feeding a
+    col_expand op with a dynamic offset or a non-contiguous window it would corrupt its source."""
+    bad: dict[int, AssignStmt] = {}
+    for s in walk(fn.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.slice" \
+                and (len(s.value.args) > 3 or s.value.kwargs):
+            src = s.value.args[0]
+            shape = s.value.args[1] if len(s.value.args) > 1 else None
+            off = s.value.args[2] if len(s.value.args) > 2 else None
+            if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)
+                    and isinstance(shape, ListExpr) and isinstance(off, ListExpr)):
+                continue
+            dynamic = any(const_int(o) is None for o in off.items)
+            sshape = src.var.type.const_shape()
+            dims = [const_int(d) for d in shape.items]
+            contiguous = (sshape is not None and len(dims) == 2 and None not in dims
+                          and (dims[0] == 1 or dims[1] == sshape[-1]))
+            if dynamic or not contiguous:
+                bad[id(s.target)] = s
+    if not bad:
+        return
+    for s in walk(fn.body):
+        call = s.value if isinstance(s, AssignStmt) and isinstance(s.value, Call) else \
+            s.call if isinstance(s, EvalStmt) else None
+        if call is None:
+            continue
+        op = ops.lookup(call.op)
+        if op is None or op.family is not ops.Family.COL_EXPAND:
+            continue
+        for a in call.args:
+            if isinstance(a, VarRef) and id(a.var) in bad:
+                sl = bad[id(a.var)]
+                raise ValueError(
+                    f"{sl.span}: in function {fn.name!r}, slice {a.var.name!r} has valid_shape / "
+                    f"drop_dims and a dynamic offset or non-contiguous window, and feeds "
+                    f"{call.op}: its lazy materialization would corrupt its source. Slice without "
+                    f"valid_shape / drop_dims, or copy it first with tile.extract(..., "
+                    f"target_memory=pl.Mem.Vec).")
+
+
+def _write_dot(eg, path: str) -> None:
+    import shutil
+    import subprocess
+
+    ser = eg.serialize([], max_functions=None, max_calls_per_function=None,
+                       include_temporary_functions=False)
+    dot = ser.to_dot()
+    with open(path, "w") as f:
+        f.write(dot)
+    if shutil.which("dot"):
+        subprocess.run(["dot", "-Tsvg", path, "-o", path[:-4] + ".svg"], check=False)
+
+
+def _explain(d: Decision, enc: Encoding, eg) -> SliceDecision:
+    from ..egraph.report import use_label
+
+    site = d.site
+    if isinstance(site, Window):
+        return SliceDecision(site.var.name, "slice statement", "dropped",
+                             "no use left after canonicalization", line=site.stmt.span.line)
+    if isinstance(site, ExtSite):
+        w = site.window
+        if d.kind == "fold":
+            return SliceDecision(w.var.name, "tile.extract source", "fold",
+                                 "offsets folded into the extract index; the extract reads the "
+                                 "slice's base directly", line=site.stmt.span.line)
+        return SliceDecision(w.var.name, "tile.extract source", d.kind,
+                             "saturation stopped before the fold was proven",
+                             line=site.stmt.span.line)
+    assert isinstance(site, UseSite)
+    w = site.window
+    op = _op_of(site.stmt)
+    label = use_label(op, site.slot, site.ctx)
+    line = site.stmt.span.line
+    nbytes = w.rows * w.cols * _bits(w) // 8
+    copied = d.kind == "copy"
+    if site.ctx in ("left", "right"):
+        mem = "Left" if site.ctx == "left" else "Right"
+        if copied:
+            why = (f"Mat window as matmul {site.ctx} operand → tile.extract(target_memory={mem}), "
+                   f"{nbytes} B")
+        else:
+            why = "not a Mat window: left as it is"
+    elif site.ctx == "colx":
+        why = _colx_reason(w, copied, nbytes)
+    else:
+        why = _ord_reason(w, copied, enc, eg)
+    if d.kind == "copy" and d.placement == "shared":
+        why += f" (shares the copy {d.copy_var.name})"
+    return SliceDecision(w.var.name, label, "copy" if copied else "view", why,
+                         bytes_copied=nbytes if copied and d.placement != "shared" else 0,
+                         placement=d.placement, line=line)
+
+
+def _op_of(s: Stmt) -> str:
+    if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+        return s.value.op
+    if isinstance(s, EvalStmt):
+        return s.call.op
+    return type(s).__name__
+
+
+def _root(w: Window) -> tuple[Window, list[Window]]:
+    chain = [w]
+    while chain[-1].parent is not None:
+        chain.append(chain[-1].parent)
+    return chain[-1], chain
+
+
+def _bits(w: Window) -> int:
+    t = w.var.type
+    return t.dtype.storage_bits if isinstance(t, TileType) else 0
+
+
+def _offsets(w: Window):
+    from ..ir.exprs import BinOp
+
+    _, chain = _root(w)
+    r = c = None
+    for x in reversed(chain):
+        call = x.stmt.value
+        assert isinstance(call, Call) and isinstance(call.args[2], ListExpr)
+        xr, xc = call.args[2].items
+        r = xr if r is None else BinOp("+", r, xr)
+        c = xc if c is None else BinOp("+", c, xc)
+    return r, c
+
+
+def _colx_reason(w: Window, copied: bool, nbytes: int) -> str:
+    root, _ = _root(w)
+    r, c = _offsets(w)
+    base = root.src.type
+    bcols = base.const_shape()[-1] if isinstance(base, TileType) and base.const_shape() else None
+    static = const_int(r) is not None and const_int(c) is not None
+    contiguous = w.rows == 1 or (bcols is not None and w.cols == bcols)
+    shape = f"[{w.rows}, {w.cols}] of a {bcols}-column base"
+    if not copied:
+        return (f"constant offset and contiguous window ({shape}): the lazy textract is an "
+                f"identity copy → view")
+    if not static:
+        return f"dynamic offset: the address falls back to the source base (#1640) → copy {nbytes} B"
+    if not contiguous:
+        return (f"window {shape} is not contiguous: the dense repack would overwrite its own "
+                f"source (#2010) → copy {nbytes} B")
+    return f"not proven an identity copy → copy {nbytes} B"
+
+
+def _ord_reason(w: Window, copied: bool, enc: Encoding, eg) -> str:
+    from ..egraph.report import pow2_part
+
+    root, _ = _root(w)
+    base = root.src.type
+    if isinstance(base, TileType) and base.memory is not None and base.memory.value != "Vec":
+        return f"{base.memory.value} window outside the pass's scope for this consumer: left as it is"
+    r, c = _offsets(w)
+    pitch = base.const_shape()[-1] if isinstance(base, TileType) and base.const_shape() else None
+    bits = _bits(w)
+    mr = _mult(eg, r, enc)
+    mc = _mult(eg, c, enc)
+    base_mult = None
+    if isinstance(base, TileType) and base.memref is not None and base.memref.is_known:
+        base_mult = pow2_part(base.memref.byte_offset * 8)
+    return alignment_reason(r, c, pitch, bits, mr, mc, base_mult, w.rows, w.cols, not copied)
+
+
+def _mult(eg, e, enc: Encoding) -> int | None:
+    """The known multiple the e-graph proved for an offset expression (read back by value)."""
+    from ..egraph.encode import Encoder
+    from egglog import bindings as eb
+
+    k = const_int(e)
+    if k is not None:
+        from ..egraph.report import pow2_part
+
+        return pow2_part(k)
+    enc2 = Encoder()
+    enc2._sym_of = {}
+    # re-derive the term text with the same symbol names the encoding used
+    names = {id(v.var): "$" + key for key, v in enc.syms.items() if isinstance(v, VarRef)}
+    enc2._sym_of = names
+    text = enc2.idx(e)
+    if enc2.enc.commands:  # an opaque sub-expression: no fact to read
+        return 1
+    try:
+        out = eg.run_program(*eg.parse_program(f"(extract (Mult {text}))"))
+    except Exception:
+        return None
+    best = out[-1]
+    return best.termdag.get(best.term).value.value if isinstance(best, eb.ExtractBest) else None

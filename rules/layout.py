@@ -1,0 +1,41 @@
+"""Layout facts: memory space, storage bits, row pitch and the bit address of a window.
+
+A window ``(Win b r c h w)`` starts at ``addr(b) + (r * pitch(b) + c) * storage_bits`` (seed: "base
++ (off_row * base_cols + off_col) * storage_bits"), where ``pitch`` is the base's column count —
+a window's own rows keep its base's pitch.  ``(AddrMult t)`` is a power of two known to divide the
+bit address of ``t`` (merge = max, capped at 2**30).  Roots: a tile with no memref or with the
+allocation-planning sentinel (-1) is an aligned root (``FreshAlloc``); a memref byte offset ``e``
+gives ``8 * Mult(e)``; anything else gives no fact, so nothing is proven about it.
+"""
+
+from .sorts import CAP
+
+RULES = f"""
+(relation MemOf (Tile String))
+(function Bits (Tile) i64 :merge (max old new))
+(function Pitch (Tile) i64 :merge (max old new))
+(function PitchMult (Tile) i64 :merge (max old new))
+(function AddrMult (Tile) i64 :merge (max old new))
+(relation FreshAlloc (Tile))
+(relation MemrefBytes (Tile Idx))
+(relation PitchIdx (Tile Idx))
+(ruleset layout)
+; tile.slice inherits its source's memory (registry: inherits_input_memory), dtype and row pitch
+(rule ((= w (Win b r c h wd)) (MemOf b m)) ((MemOf w m)) :ruleset layout :name "window-memory")
+(rule ((= w (Win b r c h wd)) (= x (Bits b))) ((set (Bits w) x)) :ruleset layout :name "window-bits")
+(rule ((= w (Win b r c h wd)) (= p (Pitch b))) ((set (Pitch w) p)) :ruleset layout :name "window-pitch")
+(rule ((= w (Win b r c h wd)) (= p (PitchMult b))) ((set (PitchMult w) p))
+      :ruleset layout :name "window-pitch-multiple")
+; a symbolic column count is known through its own multiple
+(rule ((PitchIdx t e) (= m (Mult e))) ((set (PitchMult t) m)) :ruleset layout :name "pitch-multiple")
+; "the allocation-planning sentinel is treated as an aligned root" (and so is a tile with no memref)
+(rule ((FreshAlloc t)) ((set (AddrMult t) {CAP})) :ruleset layout :name "fresh-allocation-aligned")
+; "A known concrete MemRef byte offset is included before the modulo calculation"
+(rule ((MemrefBytes t e) (= m (Mult e))) ((set (AddrMult t) (min (* m 8) {CAP})))
+      :ruleset layout :name "memref-offset-multiple")
+; window address = base + (r * pitch + c) * bits: gcd (min) of the three terms' multiples
+(rule ((= w (Win b r c h wd)) (= mb (AddrMult b)) (= mr (Mult r)) (= mc (Mult c))
+       (= pm (PitchMult b)) (= bits (Bits b)))
+      ((set (AddrMult w) (min mb (min (* (min (* mr pm) {CAP}) bits) (* mc bits)))))
+      :ruleset layout :name "window-address-multiple")
+"""

@@ -1,0 +1,51 @@
+"""Slice structure: peeling chains, folding into ``tile.extract``, matmul operands, safe forms.
+
+Seed (canonicalize_tile_slice): Mat-resident slices are folded into their ``tile.extract`` /
+matmul consumers; a Mat slice with any other consumer stays (a valid ``pto.subview``); chained
+slices are peeled with accumulated offsets.  The ``safe`` ruleset gives every use the realization
+that is always correct; zero-copy alternatives come only from ``rules.legality``.
+"""
+
+RULES = """
+(ruleset slices)
+; "Chained Mat tile.slice (slice of a slice): peeled; offsets accumulated" (any depth: the rule
+; re-fires on the peeled term)
+(rewrite (Win (Win b r0 c0 h0 w0) r1 c1 h w) (Win b (Add r0 r1) (Add c0 c1) h w)
+  :ruleset slices :name "peel-chained-slice")
+; "tile.extract(slice, ir, ic, shape) -> tile.extract(base, ir + off_row, ic + off_col, shape)":
+; kwargs are kept by the decoder; the folded form has no window node, so it is one statement
+; cheaper and the slice becomes dead
+(rewrite (Ext (Win b r0 c0 h w) i j) (Ext b (Add i r0) (Add j c0))
+  :ruleset slices :name "fold-slice-into-extract")
+
+(ruleset safe)
+; a matmul-family left / right operand that is a Mat window: "replaced by a fresh
+; tile.extract(base, off_row, off_col, slice_shape, target_memory=Left|Right)"
+(rule ((= u (Use w "left")) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
+      ((union u (Copy w "Left")) (set (cost_table_Copy w "Left") (/ (* (* h wd) bits) 8)))
+      :ruleset safe :name "matmul-left-operand-extract")
+(rule ((= u (Use w "right")) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
+      ((union u (Copy w "Right")) (set (cost_table_Copy w "Right") (/ (* (* h wd) bits) 8)))
+      :ruleset safe :name "matmul-right-operand-extract")
+; a Vec window feeding an ordinary operand (or escaping through alias / loop init / yield) or a
+; col_expand operand: the safe form is a fresh tile.extract(..., target_memory=Vec) (#1640,
+; #2010, #1789); the view comes back only through a proof in rules.legality
+(rule ((= u (Use w "ord")) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
+      ((union u (Copy w "Vec")) (set (cost_table_Copy w "Vec") (/ (* (* h wd) bits) 8)))
+      :ruleset safe :name "vec-operand-extract")
+(rule ((= u (Use w "colx")) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
+      ((union u (Copy w "Vec")) (set (cost_table_Copy w "Vec") (/ (* (* h wd) bits) 8)))
+      :ruleset safe :name "col-expand-operand-extract")
+; outside the pass's scope the operand is left as it is: a non-window value; a Mat (or
+; Left/Right/Acc) window with a consumer that is not canonicalized ("A Mat slice with a consumer
+; that is not canonicalized (e.g. tile.move) is left intact"); a non-Mat matmul operand
+(rule ((= u (Use (Leaf s) ctx))) ((union u (Keep (Leaf s)))) :ruleset safe :name "keep-non-window")
+(rule ((= u (Use w "ord")) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
+      ((union u (Keep w))) :ruleset safe :name "keep-non-vec-window")
+(rule ((= u (Use w "colx")) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
+      ((union u (Keep w))) :ruleset safe :name "keep-non-vec-col-expand-window")
+(rule ((= u (Use w "left")) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
+      ((union u (Keep w))) :ruleset safe :name "keep-non-mat-left-window")
+(rule ((= u (Use w "right")) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
+      ((union u (Keep w))) :ruleset safe :name "keep-non-mat-right-window")
+"""
