@@ -1,0 +1,445 @@
+"""Acc accumulator windows (issue 5): which windows are accepted, which are rejected, and why.
+
+Each kernel is DSL text; ``lhs`` / ``rhs`` are Left / Right parameters whose product has the
+accumulator window's shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from egraph_tiles.dsl import parse_program
+from egraph_tiles.egraph import windows as win
+from egraph_tiles.egraph.windows import check_acc_windows
+
+
+def kernel(body: str, rows: int = 16, cols: int = 32, extra: str = "") -> str:
+    """A one-function program whose matmul operands produce a ``rows x cols`` product."""
+    indented = "\n".join("        " + line if line else "" for line in body.strip("\n").splitlines())
+    return (
+        "@pl.program\n"
+        "class K:\n"
+        "    @pl.function(type=pl.FunctionType.InCore)\n"
+        f"    def kernel(self, lhs: pl.Tile[[{rows}, 64], pl.BF16, pl.Mem.Left],\n"
+        f"               rhs: pl.Tile[[64, {cols}], pl.BF16, pl.Mem.Right]{extra}):\n"
+        f"{indented}\n"
+    )
+
+
+def check(text: str) -> None:
+    prog = parse_program(text, filename="kernel.py")
+    check_acc_windows(prog.functions[0])
+
+
+def rejection(text: str) -> str:
+    with pytest.raises(ValueError) as info:
+        check(text)
+    return str(info.value)
+
+
+def assert_message(msg: str, op: str, r: int, c: int, pr: int, pc: int | str, line: int) -> None:
+    """Every piece issue 5 asks the message for."""
+    assert op in msg
+    assert f"{r}x{c} row window of a {pr}x{pc} Acc (L0C) tile" in msg
+    assert "not contiguous in L0C's block layout" in msg
+    assert "no destination stride" in msg
+    assert "only the first 16 columns of each row tile would be correct" in msg
+    assert "span every row of its parent" in msg and "inside one 16-column block" in msg
+    assert f"kernel.py:{line}:" in msg and f"line {line}" in msg
+    assert "compiler pass" in msg and "batch_matmul_acc" in msg
+    if isinstance(pr, int) and pr % r == 0:
+        assert f"{r} x {(pr // r) * c}" in msg
+        assert f"tile.slice(acc, [{r}, {c}], [0, i * {c}])" in msg
+
+
+# ---------------------------------------------------------------------- accepted
+
+
+def test_full_row_window_at_column_offset_is_accepted():
+    check(kernel("""
+acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [0, 32])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+"""))
+
+
+def test_single_block_column_row_window_is_accepted():
+    check(kernel("""
+acc = pl.tile.create([32, 16], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 16], [16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", cols=16))
+
+
+def test_narrow_window_inside_one_block_at_unaligned_offset_is_accepted():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 8], [16, 20])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", cols=8))
+
+
+def test_chained_slice_is_judged_against_the_allocation_not_the_intermediate():
+    # inner covers columns 16..31 of acc (one block), although 8..23 of outer straddles
+    check(kernel("""
+acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
+outer = pl.tile.slice(acc, [32, 48], [0, 8])
+inner = pl.tile.slice(outer, [16, 16], [16, 8])
+w2 = pl.tile.matmul_acc(inner, lhs, rhs)
+return w2
+""", cols=16))
+
+
+def test_single_trip_loop_yielding_a_bad_window_is_accepted():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, 1, 1, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+"""))
+
+
+def test_loop_carry_only_read_is_not_checked_on_the_back_edge():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, 4, 1, init_values=(good,)):
+    v = pl.tile.move(c, target_memory=pl.Mem.Vec)
+    out = pl.yield_(bad)
+return out
+"""))
+
+
+def test_while_loop_back_edge_stays_silent():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for (c,) in pl.while_(init_values=(good,)):
+    pl.cond(n < 2)
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+
+
+def test_symbolic_trip_count_back_edge_stays_silent():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, n, 1, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+
+
+def test_dynamic_column_offset_stays_silent():
+    check(kernel("""
+acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, off])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", off: pl.Scalar[pl.INDEX]"))
+
+
+def test_symbolic_parent_rows_stay_silent():
+    check(kernel("""
+acc = pl.tile.create([m, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", m: pl.Scalar[pl.INDEX]"))
+
+
+def test_if_whose_arms_name_different_windows_is_not_bound():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+top = pl.tile.slice(acc, [16, 32], [0, 0])
+bot = pl.tile.slice(acc, [16, 32], [16, 0])
+if n > 0:
+    w = pl.yield_(top)
+else:
+    w = pl.yield_(bot)
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+
+
+def test_transpose_produces_a_fresh_buffer_and_does_not_carry_the_window():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 16], [16, 8])
+t = pl.tile.transpose(w)
+t2 = pl.tile.matmul_acc(t, lhs, rhs)
+return t2
+""", cols=16))
+
+
+def test_shape_changing_reshape_does_not_carry_the_window():
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+r = pl.tile.reshape(w, [32, 16])
+r2 = pl.tile.matmul_acc(r, lhs, rhs)
+return r2
+""", rows=32, cols=16))
+
+
+def test_opaque_call_result_is_not_taken_as_a_parent():
+    check(kernel("""
+acc: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pld.tile.remote_alloc()
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+"""))
+
+
+# ---------------------------------------------------------------------- rejected
+
+
+def test_row_window_of_a_multi_block_column_accumulator_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=8)
+
+
+def test_window_straddling_two_blocks_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 16], [16, 8])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", cols=16))
+    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=8)
+
+
+def test_valid_shape_slice_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0], valid_shape=[n, 32])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=8)
+
+
+def test_hoisted_slice_through_loop_carry_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+for ko, (c,) in pl.range(0, 256, 64, init_values=(w,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(cc)
+return out
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
+
+
+def test_plain_alias_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+a = w
+w2 = pl.tile.matmul_acc(a, lhs, rhs)
+return w2
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
+
+
+def test_same_shape_reshape_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+r = pl.tile.reshape(w, [16, 32])
+w2 = pl.tile.matmul_acc(r, lhs, rhs)
+return w2
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
+
+
+def test_bare_matmul_acc_statement_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+pl.tile.matmul_acc(w, lhs, rhs)
+return acc
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=8)
+
+
+def test_loop_exit_value_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):
+    v = pl.tile.move(c, target_memory=pl.Mem.Vec)
+    out = pl.yield_(c)
+w2 = pl.tile.matmul_acc(out, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
+
+
+def test_if_merge_whose_arms_name_the_same_window_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+a = w
+if n > 0:
+    m = pl.yield_(w)
+else:
+    m = pl.yield_(a)
+w2 = pl.tile.matmul_acc(m, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=13)
+
+
+def test_two_trip_loop_yielding_a_bad_window_is_rejected_on_the_back_edge():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, 2, 1, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
+    assert "loop at line 9" in msg and "yielded at line 11" in msg
+
+
+def test_two_loops_reject_naming_the_bad_loops_shape():
+    msg = rejection(kernel("""
+acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
+big = pl.tile.create([48, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.slice(acc, [16, 32], [0, 32])
+bad = pl.tile.slice(big, [16, 32], [32, 0])
+for ko, (c,) in pl.range(0, 128, 64, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    o1 = pl.yield_(cc)
+for ko2, (d,) in pl.range(0, 128, 64, init_values=(bad,)):
+    dd = pl.tile.matmul_acc(d, lhs, rhs)
+    o2 = pl.yield_(dd)
+return o2
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 48, 32, line=14)
+    assert "16x32 row window of a 16x64" not in msg
+
+
+def test_chained_slice_offsets_accumulate_into_a_rejection():
+    # inner covers columns 12..27 of acc: it straddles the block boundary at 16
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
+outer = pl.tile.slice(acc, [32, 48], [0, 8])
+inner = pl.tile.slice(outer, [16, 16], [16, 4])
+w2 = pl.tile.matmul_acc(inner, lhs, rhs)
+return w2
+""", cols=16))
+    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 64, line=9)
+
+
+def test_scalar_ssa_column_offset_is_resolved():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+off: pl.Scalar[pl.INDEX] = 4 + 4
+w = pl.tile.slice(acc, [16, 16], [16, off])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", cols=16))
+    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=9)
+
+
+def test_dynamic_row_offset_with_constant_columns_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [i * 16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", i: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 64, 32, line=8)
+
+
+def test_gemv_acc_is_covered_by_the_registry():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w2 = pl.tile.gemv_acc(w, lhs, rhs)
+return w2
+"""))
+    assert_message(msg, "tile.gemv_acc", 16, 32, 32, 32, line=8)
+
+
+def test_chained_matmul_acc_result_carries_the_window():
+    prog = parse_program(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w1 = pl.tile.matmul_acc(w, lhs, rhs)
+w3 = pl.tile.matmul_acc(w1, lhs, rhs)
+return w3
+"""), filename="kernel.py")
+    _, found = win.violations(prog.functions[0])
+    assert len(found) == 2  # both the first write and the chained write land in the window
+    assert {(v.rows, v.cols) for v in found} == {(16, 32)}
+
+
+# ---------------------------------------------------------------------- message details
+
+
+def test_symbolic_parent_columns_print_as_question_mark():
+    msg = rejection(kernel("""
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX], acc: pl.Tile[[32, n], pl.FP32, pl.Mem.Acc]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, "?", line=7)
+
+
+def test_fix_is_omitted_when_parent_rows_are_not_a_multiple_of_window_rows():
+    msg = rejection(kernel("""
+acc = pl.tile.create([48, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [32, 32], [16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", rows=32))
+    assert "32x32 row window of a 48x32 Acc (L0C) tile" in msg
+    assert "tile.slice(acc, [32, 32], [0, i * 32])" not in msg
+    assert "pack the accumulator along columns" in msg
+
+
+def test_fix_gives_the_packed_allocation():
+    msg = rejection(kernel("""
+acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [48, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+"""))
+    assert "allocate it as 16 x 128" in msg
+    assert "tile.slice(acc, [16, 32], [0, i * 32])" in msg
+
+
+def test_egglog_panic_becomes_a_value_error_naming_the_function(monkeypatch):
+    class PanicException(BaseException):
+        pass
+
+    def panic(facts):
+        raise PanicException("Already borrowed")
+
+    monkeypatch.setattr(win, "run_rules", panic)
+    with pytest.raises(ValueError, match=re.escape("'kernel'")):
+        check(kernel("return lhs"))
