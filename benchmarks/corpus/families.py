@@ -1,0 +1,248 @@
+"""Kernel families: each is a block emitter ``(builder, rng) -> None`` that writes one
+realistic region (its own loads, slices, consumers and a store) into a kernel.
+
+Families marked ``extra_proof`` are where the e-graph can prove more than the seed:
+loop-variable offsets stepping by a multiple of 8 FP32 columns, affine offsets such as
+``(i*16 + 8) - 8`` that only normalise to an aligned multiple, and one window used by
+several consumers (one shared copy instead of one per consumer).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable
+
+from .builder import KernelBuilder, load, sl
+
+Emit = Callable[[KernelBuilder, random.Random], None]
+
+# Tensor parameters every kernel declares (large enough for every tile the blocks load).
+ROWS, COLS = 256, 1024
+PARAMS = (
+    f"xf: pl.Tensor[[{ROWS}, {COLS}], pl.FP32], xb: pl.Tensor[[{ROWS}, {COLS}], pl.BF16], "
+    "row_off: pl.Scalar[pl.INDEX], blk: pl.Scalar[pl.INDEX], flag: pl.Scalar[pl.INDEX], "
+    f"out: pl.Out[pl.Tensor[[{ROWS}, {COLS}], pl.FP32]]"
+)
+OUT_TYPE = f"pl.Tensor[[{ROWS}, {COLS}], pl.FP32]"
+#: scalar arguments that keep every generated offset in bounds (row_off < 4 rows)
+SCALAR_ARGS = {"row_off": 3, "blk": 1, "flag": 1}
+
+
+def batched_matmul(b: KernelBuilder, rng: random.Random) -> None:
+    """FlattenTileNdTo2D pages: a [B*M, K] Mat tile sliced per batch page, each page
+    feeding the K-loop extracts; sometimes an untiled matmul on page slices."""
+    pages, m, k, n = rng.choice([1, 2, 4]), 16, rng.choice([256, 512]), rng.choice([16, 32, 64])
+    x_mat = load(b, "x_mat", "xb", pages * m, k, "Mat")
+    w_mat = load(b, "w_mat", "xb", k, n, "Mat")
+    for i in range(pages):
+        page = b.assign("lhs_slice", sl(x_mat, m, k, i * m, 0))
+        if k == 256 and rng.random() < 0.5:
+            rhs = b.assign("rhs_slice", sl(w_mat, k, n, 0, 0))
+            c = b.assign("c", f"pl.tile.matmul({page}, {rhs})")
+            b.store(c)
+            continue
+        acc0 = b.assign("acc0", f"pl.tile.create([{m}, {n}], pl.FP32, target_memory=pl.Mem.Acc)")
+        ko, acc, res = b.fresh("ko"), b.fresh("acc"), b.fresh("c")
+        b.emit(f"for {ko}, ({acc},) in pl.range(0, {k}, 256, init_values=({acc0},)):")
+        b.indent()
+        a = b.assign("a", f"pl.tile.extract({page}, 0, {ko}, shape=[{m}, 256], target_memory=pl.Mem.Left)")
+        w = b.assign("w", f"pl.tile.extract({w_mat}, {ko}, 0, shape=[256, {n}], target_memory=pl.Mem.Right)")
+        nxt = b.assign("acc_n", f"pl.tile.matmul_acc({acc}, {a}, {w})")
+        b.emit(f"{res} = pl.yield_({nxt})")
+        b.dedent()
+        b.store(res)
+
+
+def norm_rows(b: KernelBuilder, rng: random.Random) -> None:
+    """RMSNorm / LayerNorm row tiles: rows of x and gamma / beta rows sliced at dynamic
+    (``row_off``) and static offsets feed col_expand_mul / col_expand_add."""
+    r, c = rng.choice([8, 16]), rng.choice([64, 128, 256])
+    x_t = load(b, "x_t", "xf", r, c)
+    gam = load(b, "gamma_tab", "xf", 4, c)
+    dyn = rng.random() < 0.5
+    row = b.assign("row", sl(x_t, 1, c, "row_off" if dyn else rng.randrange(r), 0))
+    sq = b.assign("sq", f"pl.tile.mul({row}, {row})")
+    g_off = "row_off" if rng.random() < 0.5 else rng.randrange(4)
+    g_row = b.assign("g_row", sl(gam, 1, c, g_off, 0))
+    y = b.assign("y", f"pl.tile.col_expand_mul({sq}, {g_row})")
+    if rng.random() < 0.5:  # LayerNorm: beta row, whole-tile broadcast
+        b_row = b.assign("b_row", sl(gam, 1, c, rng.randrange(4), 0))
+        y = b.assign("y", f"pl.tile.col_expand_add({y}, {b_row})")
+        full = b.assign("xn", f"pl.tile.col_expand_mul({x_t}, {g_row})")
+        b.store(full)
+    b.store(y)
+
+
+def attention_cols(b: KernelBuilder, rng: random.Random) -> None:
+    """Per-head column slices of a multi-row [S, H*D] tile: aligned heads feed ordinary
+    vector ops (views), and the strided windows feed col_expand (copies)."""
+    s, h, d = 16, rng.choice([2, 4]), rng.choice([8, 16, 32])
+    q = load(b, "q", "xf", s, h * d)
+    gam = load(b, "gamma_tab", "xf", 4, h * d)
+    for hi in range(h):
+        qh = b.assign("q_head", sl(q, s, d, 0, hi * d))
+        sc = b.assign("scaled", f"pl.tile.muls({qh}, 0.125)")
+        g = b.assign("g_head", sl(gam, 1, d, 0, hi * d))
+        t = b.assign("t", f"pl.tile.col_expand_mul({qh}, {g})")
+        b.store(b.assign("o", f"pl.tile.add({sc}, {t})"))
+
+
+def head_unaligned(b: KernelBuilder, rng: random.Random) -> None:
+    """Head slices at unaligned columns (copies) next to aligned ones (views)."""
+    w = rng.choice([16, 32, 64])
+    t = load(b, "heads", "xf", 16, w)
+    for _ in range(rng.choice([1, 2, 3])):
+        width = rng.choice([1, 4, 8])
+        col = rng.randrange(0, w - width + 1)
+        hd = b.assign("head", sl(t, 16, width, 0, col))
+        y = b.assign("y", f"pl.tile.{rng.choice(['muls', 'adds'])}({hd}, 0.5)")
+        if width == 8:
+            b.store(b.assign("e", f"pl.tile.exp({y})"))
+
+
+def acc_windows(b: KernelBuilder, rng: random.Random) -> None:
+    """Batched accumulators packed along columns: each [16, N] window of a [16, N*T]
+    Acc tile is the carried destination of a K-loop of matmul_acc (accepted shape)."""
+    t_cnt, n, k = rng.choice([2, 4]), rng.choice([16, 32]), rng.choice([256, 512])
+    acc_all = b.assign("acc_all", f"pl.tile.create([16, {n * t_cnt}], pl.FP32, target_memory=pl.Mem.Acc)")
+    x_mat = load(b, "x_mat", "xb", 16, k, "Mat")
+    w_mat = load(b, "w_mat", "xb", k, n * t_cnt, "Mat")
+    for ti in range(t_cnt):
+        win = b.assign("acc_page", sl(acc_all, 16, n, 0, ti * n))
+        ko, acc, res = b.fresh("ko"), b.fresh("acc"), b.fresh("c")
+        b.emit(f"for {ko}, ({acc},) in pl.range(0, {k}, 256, init_values=({win},)):")
+        b.indent()
+        a = b.assign("a", f"pl.tile.extract({x_mat}, 0, {ko}, shape=[16, 256], target_memory=pl.Mem.Left)")
+        w = b.assign("w", f"pl.tile.extract({w_mat}, {ko}, {ti * n}, shape=[256, {n}], target_memory=pl.Mem.Right)")
+        nxt = b.assign("acc_n", f"pl.tile.matmul_acc({acc}, {a}, {w})")
+        b.emit(f"{res} = pl.yield_({nxt})")
+        b.dedent()
+    b.store(acc_all)
+
+
+def loop_carry(b: KernelBuilder, rng: random.Random) -> None:
+    """Loops carrying slices: a slice as the loop initializer and a slice yielded."""
+    t = load(b, "src", "xf", 16, 64)
+    c0 = rng.choice([3, 8, 16, 5])
+    s0 = b.assign("init_slice", sl(t, 16, 8, 0, c0))
+    j, cur, res = b.fresh("j"), b.fresh("cur"), b.fresh("res")
+    b.emit(f"for {j}, ({cur},) in pl.range(0, 4, 1, init_values=({s0},)):")
+    b.indent()
+    nxt = b.assign("nxt", f"pl.tile.adds({cur}, 1.0)")
+    if rng.random() < 0.5:
+        col = rng.choice([1, 8, 24, 40])
+        yv = b.assign("carry_slice", sl(t, 16, 8, 0, col))
+        nxt = b.assign("nxt", f"pl.tile.add({nxt}, {yv})")
+    b.emit(f"{res} = pl.yield_({nxt})")
+    b.dedent()
+    b.store(res)
+    yv0 = b.assign("src2", f"pl.tile.muls({t}, 2.0)")
+    k, cur2, res2 = b.fresh("k"), b.fresh("cur"), b.fresh("res")
+    b.emit(f"for {k}, ({cur2},) in pl.range(0, 2, 1, init_values=({s0},)):")
+    b.indent()
+    ys = b.assign("yield_slice", sl(yv0, 16, 8, 0, rng.choice([2, 16, 32])))
+    b.emit(f"{res2} = pl.yield_({ys})")
+    b.dedent()
+    b.store(res2)
+
+
+def branches(b: KernelBuilder, rng: random.Random) -> None:
+    """if/else arms that slice, consume and yield windows."""
+    t = load(b, "src", "xf", 16, 64)
+    c1, c2 = rng.choice([1, 8, 12, 32]), rng.choice([3, 16, 40])
+    res = b.fresh("chosen")
+    b.emit("if flag > 0:")
+    b.indent()
+    a = b.assign("arm_a", sl(t, 16, 8, 0, c1))
+    x = b.assign("x", f"pl.tile.muls({a}, 2.0)")
+    b.emit(f"{res} = pl.yield_({x})")
+    b.dedent()
+    b.emit("else:", count=False)
+    b.indent()
+    y = b.assign("arm_b", sl(t, 16, 8, 0, c2))
+    b.emit(f"{res} = pl.yield_({y})")
+    b.dedent()
+    b.store(res)
+
+
+def loop_multiple(b: KernelBuilder, rng: random.Random) -> None:
+    """[extra proof] a loop variable stepping by a multiple of 8 FP32 columns: every
+    window is 32-byte aligned, but only a proof about the loop variable shows it."""
+    d, h = rng.choice([8, 16, 32]), rng.choice([2, 4, 8])
+    t = load(b, "panel", "xf", 16, d * h)
+    z = b.assign("zero", f"pl.tile.create([16, {d}], pl.FP32, target_memory=pl.Mem.Vec)")
+    j, acc, res = b.fresh("j"), b.fresh("acc"), b.fresh("sum")
+    b.emit(f"for {j}, ({acc},) in pl.range(0, {d * h}, {d}, init_values=({z},)):")
+    b.indent()
+    hj = b.assign("col_blk", sl(t, 16, d, 0, j))
+    nxt = b.assign("acc_n", f"pl.tile.add({acc}, {hj})")
+    b.emit(f"{res} = pl.yield_({nxt})")
+    b.dedent()
+    b.store(res)
+
+
+def affine_offsets(b: KernelBuilder, rng: random.Random) -> None:
+    """[extra proof] affine offsets like ``(i*16 + 8) - 8`` over BF16 columns (and
+    ``(i*8 + 4) - 4`` over FP32): the seed's multiple is 8 (resp. 4) elements — 128
+    bits, unaligned — while the normal form ``i*16`` (``i*8``) is 256-bit aligned."""
+    bf16 = rng.random() < 0.5
+    tensor, dt, step, bump = ("xb", "BF16", 16, 8) if bf16 else ("xf", "FP32", 8, 4)
+    h = rng.choice([2, 4])
+    t = load(b, "panel", tensor, 16, step * h)
+    z = b.assign("zero", f"pl.tile.create([16, {step}], pl.{dt}, target_memory=pl.Mem.Vec)")
+    i, acc, res = b.fresh("i"), b.fresh("acc"), b.fresh("sum")
+    b.emit(f"for {i}, ({acc},) in pl.range(0, {h}, 1, init_values=({z},)):")
+    b.indent()
+    if rng.random() < 0.5:
+        off = b.assign("off", f"({i} * {step} + {bump}) - {bump}")
+    else:
+        off = f"({i} * {step} + {bump}) - {bump}"
+    blk = b.assign("blk_cols", sl(t, 16, step, 0, off))
+    nxt = b.assign("acc_n", f"pl.tile.add({acc}, {blk})")
+    b.emit(f"{res} = pl.yield_({nxt})")
+    b.dedent()
+    if bf16:
+        res = b.assign("sum_f", f"pl.tile.cast({res}, pl.FP32)")
+    b.store(res)
+
+
+def shared_window(b: KernelBuilder, rng: random.Random) -> None:
+    """[extra proof] one window read by several consumers: an unaligned head read by
+    2-4 vector ops, and a dynamic gamma row read by two col_expand ops. Nothing writes
+    the source in between, so one copy can serve every consumer."""
+    t = load(b, "src", "xf", 16, 64)
+    hd = b.assign("head", sl(t, 16, 8, 0, rng.choice([1, 3, 5, 12])))
+    ys = [b.assign("y", f"pl.tile.{op}({hd}, 0.5)")
+          for op in rng.sample(["muls", "adds", "subs", "maxs"], rng.choice([2, 3, 4]))]
+    acc = ys[0]
+    for y in ys[1:]:
+        acc = b.assign("s", f"pl.tile.add({acc}, {y})")
+    b.store(acc)
+    x_t = load(b, "x_t", "xf", 8, 64)
+    gam = load(b, "gamma_tab", "xf", 4, 64)
+    g_row = b.assign("g_row", sl(gam, 1, 64, "row_off", 0))
+    y1 = b.assign("y", f"pl.tile.col_expand_mul({x_t}, {g_row})")
+    y2 = b.assign("y", f"pl.tile.col_expand_add({y1}, {g_row})")
+    b.store(y2)
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    emit: Emit
+    extra_proof: bool = False
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in [
+    Family("batched_matmul", batched_matmul),
+    Family("norm_rows", norm_rows),
+    Family("attention_cols", attention_cols),
+    Family("head_unaligned", head_unaligned),
+    Family("acc_windows", acc_windows),
+    Family("loop_carry", loop_carry),
+    Family("branches", branches),
+    Family("loop_multiple", loop_multiple, extra_proof=True),
+    Family("affine_offsets", affine_offsets, extra_proof=True),
+    Family("shared_window", shared_window, extra_proof=True),
+]}
