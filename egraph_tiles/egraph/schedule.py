@@ -1,10 +1,11 @@
 """Rulesets, the saturation schedule and its limits.
 
-Schedule: load the program, run ``safe`` + the fact rulesets once per iteration until nothing
-changes or a limit (iterations, e-nodes, seconds) is hit.  Soundness never depends on
+Schedule: load the program; phase 1 saturates the layout facts and the ``safe`` realizations
+(bounded, never limited); phase 2 runs every ruleset once per iteration until nothing changes
+or a limit (iterations, e-nodes, seconds) is hit.  Soundness never depends on
 saturation: every union a rule adds is a proven equality, and a view (``Keep`` of a window) is
 only ever added by a proof in ``rules.legality`` — so a partially saturated e-graph can only
-contain *fewer* views, and the safe forms (copies) come from the first iteration.
+contain *fewer* views, and the safe forms (copies) exist before phase 2 starts.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def size(eg: eb.EGraph) -> int:
 def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
     stats = RunStats()
     t0 = time.perf_counter()
+    # phase 1 (not limited, terminates: no rule there creates a new window or index term):
+    # memory / bits / pitch facts and the safe realization of every use
+    eg.run_program(eb.RunSchedule(eb.Saturate(SPAN, eb.Sequence(SPAN, [
+        eb.Saturate(SPAN, eb.Run(SPAN, eb.RunConfig("layout", None))),
+        eb.Run(SPAN, eb.RunConfig("safe", None))]))))
     run1 = eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("all", None)))
     while True:
         if stats.iterations >= limits.iterations:
