@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import warnings
 from dataclasses import dataclass, field
 
 from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var,
@@ -72,7 +73,9 @@ def _parse(text: object, filename: str, class_name: str | None, strict: bool) ->
     if not text.strip():
         raise DslError(filename, 1, 1, "empty input: expected a class decorated with @pl.program")
     try:
-        module = ast.parse(text, filename=filename)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of user text are not ours
+            module = ast.parse(text, filename=filename)
     except SyntaxError as e:
         msg = e.msg or "invalid syntax"
         raise DslError(filename, e.lineno or 1, e.offset or 1,
