@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 
 from .builder import KernelBuilder
-from .families import FAMILIES, OUT_TYPE, PARAMS, SCALAR_ARGS, Family
+from .families import FAMILIES, PARAMS, SCALAR_ARGS, Family
 
 MIXED = "mixed"
 SIZES = (10, 30, 100, 300, 1000, 3000, 10000)
@@ -42,7 +42,7 @@ def generate(family: str, statements: int, seed: int = 0) -> Kernel:
         fam.emit(b, rng)
         if b.stmts + 1 >= statements:
             break
-    text = b.render(PARAMS, OUT_TYPE)
+    text = b.render(PARAMS)
     return Kernel(name, family, statements, seed, text, b.stmts + 1)
 
 

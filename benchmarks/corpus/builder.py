@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-DT_BITS = {"FP32": 32, "BF16": 16, "FP16": 16, "INT8": 8}
+#: the output tensor is a grid of [16, 256] regions, this many per 16-row band
+OUT_REGION_COLS = 4
+OUT_COLS = 256 * OUT_REGION_COLS
 
 
 @dataclass
@@ -18,6 +20,7 @@ class KernelBuilder:
     depth: int = 2
     _counter: int = 0
     _out: str = "out"
+    stores: int = 0
 
     def fresh(self, stem: str) -> str:
         self._counter += 1
@@ -34,10 +37,18 @@ class KernelBuilder:
         return v
 
     def store(self, tile: str) -> None:
-        """Keep ``tile`` live: store it into the output tensor (one statement)."""
+        """Keep ``tile`` live: store it into its own [16, 256] region of the output
+        tensor (one statement), so a corrupted result is visible in the output."""
         nxt = self.fresh("out")
-        self.emit(f"{nxt} = pl.store({tile}, [0, 0], {self._out})")
+        r, c = divmod(self.stores, OUT_REGION_COLS)
+        self.emit(f"{nxt} = pl.store({tile}, [{r * 16}, {c * 256}], {self._out})")
         self._out = nxt
+        self.stores += 1
+
+    @property
+    def out_rows(self) -> int:
+        """Rows of the output tensor: one 16-row band per ``OUT_REGION_COLS`` stores."""
+        return 16 * max(1, -(-self.stores // OUT_REGION_COLS))
 
     def indent(self) -> None:
         self.depth += 1
@@ -45,7 +56,9 @@ class KernelBuilder:
     def dedent(self) -> None:
         self.depth -= 1
 
-    def render(self, params: str, out_ty: str) -> str:
+    def render(self, params: str) -> str:
+        out_ty = f"pl.Tensor[[{self.out_rows}, {OUT_COLS}], pl.FP32]"
+        params = f"{params}, out: pl.Out[{out_ty}]"
         head = [
             "import pypto.language as pl",
             "",

@@ -17,14 +17,13 @@ from .builder import KernelBuilder, load, sl
 
 Emit = Callable[[KernelBuilder, random.Random], None]
 
-# Tensor parameters every kernel declares (large enough for every tile the blocks load).
-ROWS, COLS = 256, 1024
+# Input parameters every kernel declares (tensors large enough for every tile loaded);
+# the builder appends the ``out`` tensor, sized to the number of stores.
+ROWS, COLS = 512, 1024
 PARAMS = (
     f"xf: pl.Tensor[[{ROWS}, {COLS}], pl.FP32], xb: pl.Tensor[[{ROWS}, {COLS}], pl.BF16], "
-    "row_off: pl.Scalar[pl.INDEX], blk: pl.Scalar[pl.INDEX], flag: pl.Scalar[pl.INDEX], "
-    f"out: pl.Out[pl.Tensor[[{ROWS}, {COLS}], pl.FP32]]"
+    "row_off: pl.Scalar[pl.INDEX], blk: pl.Scalar[pl.INDEX], flag: pl.Scalar[pl.INDEX]"
 )
-OUT_TYPE = f"pl.Tensor[[{ROWS}, {COLS}], pl.FP32]"
 #: scalar arguments that keep every generated offset in bounds (row_off < 4 rows)
 SCALAR_ARGS = {"row_off": 3, "blk": 1, "flag": 1}
 
@@ -89,7 +88,8 @@ def attention_cols(b: KernelBuilder, rng: random.Random) -> None:
 
 
 def head_unaligned(b: KernelBuilder, rng: random.Random) -> None:
-    """Head slices at unaligned columns (copies) next to aligned ones (views)."""
+    """Head slices at unaligned columns (copies) next to aligned ones (views), and a
+    dynamic head at ``blk * 8`` columns that the seed's SSA multiples prove aligned."""
     w = rng.choice([16, 32, 64])
     t = load(b, "heads", "xf", 16, w)
     for _ in range(rng.choice([1, 2, 3])):
@@ -99,6 +99,10 @@ def head_unaligned(b: KernelBuilder, rng: random.Random) -> None:
         y = b.assign("y", f"pl.tile.{rng.choice(['muls', 'adds'])}({hd}, 0.5)")
         if width == 8:
             b.store(b.assign("e", f"pl.tile.exp({y})"))
+    if rng.random() < 0.5:  # the seed's scalar-SSA proof: blk * 8 FP32 columns = 32 bytes
+        hoff = b.assign("hoff", "blk * 8")
+        hd = b.assign("head", sl(t, 16, 8, 0, hoff))
+        b.store(b.assign("y", f"pl.tile.muls({hd}, 0.25)"))
 
 
 def acc_windows(b: KernelBuilder, rng: random.Random) -> None:
