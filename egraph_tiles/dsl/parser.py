@@ -396,7 +396,7 @@ class _ExprReader:
         view: Expr | None = None
         valid: tuple[Expr, ...] | None = None
         for it in items[2:]:
-            e = self.expr(it)
+            e = self._memref_name(it) or self.expr(it)
             if isinstance(e, Symbol) and isinstance(e.value, MemorySpace) and memory is None:
                 memory = e.value
             elif isinstance(e, Call) and e.op == "MemRef" and memref is None:
@@ -424,6 +424,14 @@ class _ExprReader:
                 raise self.err(it, f"unexpected {_describe(it)} in pl.Tile[...]; expected a memory "
                                "space (pl.Mem.Vec), pl.MemRef(...) or pl.TileView(...), each at most once")
         return TileType(shape, dtype, memory, valid, memref, view)
+
+    def _memref_name(self, it: ast.AST) -> Call | None:
+        """``pl.MemRef(buf)`` with ``buf`` an undefined name: an unknown offset named buf."""
+        if (isinstance(it, ast.Call) and _dotted(it.func) == "pl.MemRef" and len(it.args) == 1
+                and isinstance(it.args[0], ast.Name) and it.args[0].id not in self.env
+                and it.args[0].id not in self.constants and not it.keywords):
+            return Call("MemRef", (StrConst(it.args[0].id),))
+        return None
 
     def shape(self, node: ast.AST) -> tuple[Expr, ...]:
         e = self.expr(node)

@@ -161,6 +161,8 @@ def _memref(m: MemRef, nm: Names) -> str:
     off = m.byte_offset
     if isinstance(off, int):
         return f"pl.MemRef({off})"
+    if isinstance(off, StrConst) and off.value.isidentifier():
+        return f"pl.MemRef({off.value})"
     return f"pl.MemRef({format_expr(off, nm)})"
 
 
