@@ -95,6 +95,7 @@ class Extraction:
     seconds: float = 0.0
     num_nodes: int = 0
     num_classes: int = 0
+    greedy_cost: float = math.nan  # the greedy selection's DAG cost on the same roots
 
     def term(self, graph: SerializedEGraph, root: ClassId) -> Any:
         """The chosen term under ``root`` as nested ``(op, *children)`` tuples (shared
@@ -180,8 +181,9 @@ def greedy(graph: SerializedEGraph, cost_fn: CostFn | None = None) -> Extraction
     if missing:
         raise ValueError(f"no finite-cost term for root classes {missing}")
     choice = _reachable_choice(graph, choice, graph.roots)
-    return Extraction(choice, dag_cost(graph, choice, graph.roots, costs), "greedy",
-                      time.perf_counter() - t0, len(graph.nodes), len(graph.classes()))
+    cost = dag_cost(graph, choice, graph.roots, costs)
+    return Extraction(choice, cost, "greedy", time.perf_counter() - t0, len(graph.nodes),
+                      len(graph.classes()), cost)
 
 
 def _reachable_choice(graph: SerializedEGraph, choice: dict[ClassId, NodeId],
@@ -314,7 +316,150 @@ def ilp(graph: SerializedEGraph, cost_fn: CostFn | None = None, time_limit: floa
             c = dag_cost(graph, choice, graph.roots, costs)
             if c <= fallback.cost:
                 method = "ilp-optimal" if status == highspy.HighsModelStatus.kOptimal else "ilp-feasible"
-                return Extraction(choice, c, method, elapsed, len(graph.nodes), len(graph.classes()))
+                return Extraction(choice, c, method, elapsed, len(graph.nodes),
+                                  len(graph.classes()), fallback.cost)
+    fallback.greedy_cost = fallback.cost
     fallback.method = "greedy-fallback"
     fallback.seconds = elapsed
     return fallback
+
+
+# ------------------------------------------------------------------ the engine's Extractor
+
+
+def _literal(op: str) -> object:
+    """A primitive node's op as the Python value egglog's TermDag reports for it."""
+    try:
+        return json.loads(op)
+    except ValueError:
+        return op
+
+
+class ILPExtractor:
+    """The engine's ``Extractor`` interface (``egraph_tiles.egraph.extract``), solved by ILP:
+    ``Options(extractor=ILPExtractor())``.
+
+    Reads the low-level e-graph through egglog's serializer. Node costs follow egglog's
+    extraction semantics: the declared ``:cost`` of each constructor, overridden by a
+    ``cost_table_<Ctor>`` row when one exists for the node (``Copy`` costs its bytes);
+    ``:unextractable`` constructors and every non-constructor function (facts, tables,
+    globals) are forbidden. ``last`` keeps the size / method of the most recent solve.
+
+    The root is the engine's balanced ``RP`` tree. Its ``RT`` leaves (one per slice
+    statement, extracted so the decoder can read the window's final form) are
+    *report-only*: they do not enter the objective, so a window node is paid only when a
+    use or an extract actually references it — the DAG reading of the engine's "a window
+    costs a statement" (under tree cost every reference pays; here each pays once)."""
+
+    name = "ilp"
+
+    def __init__(self, time_limit: float = 10.0, schema: str | None = None,
+                 report_only: tuple[str, ...] = ("RT",)):
+        self.time_limit = time_limit
+        self.report_only = report_only
+        if schema is None:
+            from egraph_tiles.rules.sorts import SCHEMA as schema  # noqa: N811
+        self.ctor_cost = parse_constructor_costs(schema)
+        self.last: Extraction | None = None
+
+    def serialize(self, egraph: Any, root: str) -> tuple[SerializedEGraph, dict[NodeId, float]]:
+        ser = egraph.serialize([], max_functions=None, max_calls_per_function=None,
+                               include_temporary_functions=False)
+        data = json.loads(ser.to_json())
+        root_cls = [c for c, d in data["class_data"].items()
+                    if root in (x.strip() for x in str(d.get("let", "")).split(","))]
+        if len(root_cls) != 1:
+            raise AssertionError(f"global {root!r} names {len(root_cls)} e-classes")
+        graph = SerializedEGraph.from_json(data, root_cls)
+        return graph, self._costs(graph)
+
+    def _costs(self, graph: SerializedEGraph) -> dict[NodeId, float]:
+        table: dict[tuple[str, tuple[ClassId, ...]], float] = {}
+        for n in graph.nodes.values():
+            if n.op.startswith("cost_table_"):
+                value = next((m.op for m in graph.nodes.values()
+                              if m.eclass == n.eclass and not m.children), None)
+                if value is not None:
+                    key = (n.op.removeprefix("cost_table_"),
+                           tuple(graph.nodes[c].eclass for c in n.children))
+                    table[key] = min(table.get(key, math.inf), float(_literal(value)))  # type: ignore[arg-type]
+        costs: dict[NodeId, float] = {}
+        for nid, n in graph.nodes.items():
+            if nid.startswith("primitive-"):
+                costs[nid] = n.cost
+                continue
+            declared = self.ctor_cost.get(n.op, math.inf)
+            key = (n.op, tuple(graph.nodes[c].eclass for c in n.children))
+            costs[nid] = table.get(key, declared) if not math.isinf(declared) else math.inf
+        return costs
+
+    def extract(self, egraph: Any, root: str) -> tuple[int, Any]:
+        graph, costs = self.serialize(egraph, root)
+        top = graph.roots[0]
+        charged = [c for op, c in _root_leaves(graph, top) if op not in self.report_only]
+        full = greedy(SerializedEGraph(graph.nodes, [top]), cost_fn=lambda nid, _n: costs[nid])
+        result = ilp(SerializedEGraph(graph.nodes, charged), cost_fn=lambda nid, _n: costs[nid],
+                     time_limit=self.time_limit)
+        # the ILP's choice is closed under children, so overriding greedy's stays acyclic
+        choice = {**full.choice, **result.choice}
+        self.last = result
+        return int(result.cost), _term(graph, choice, top)
+
+
+def _root_leaves(graph: SerializedEGraph, top: ClassId) -> list[tuple[str, ClassId]]:
+    """(wrapper op, wrapped class) for each leaf of the ``RP`` tree under ``top``."""
+    classes = graph.classes()
+    out: list[tuple[str, ClassId]] = []
+    stack = [top]
+    while stack:
+        c = stack.pop()
+        nodes = [graph.nodes[n] for n in classes[c]]
+        rp = next((n for n in nodes if n.op == "RP"), None)
+        if rp is not None:
+            stack.extend(graph.nodes[ch].eclass for ch in reversed(rp.children))
+            continue
+        leaf = next(n for n in nodes if n.op in ("R", "RT", "RI"))
+        out.append((leaf.op, graph.nodes[leaf.children[0]].eclass))
+    return out
+
+
+def _term(graph: SerializedEGraph, choice: dict[ClassId, NodeId], root: ClassId) -> Any:
+    """The chosen term as the engine's nested tuples, primitives as Python values."""
+    memo: dict[ClassId, Any] = {}
+    stack: list[tuple[ClassId, bool]] = [(root, False)]
+    while stack:
+        c, done = stack.pop()
+        if c in memo:
+            continue
+        n = graph.nodes[choice[c]]
+        if not n.children and choice[c].startswith("primitive-"):
+            memo[c] = _literal(n.op)
+            continue
+        kids = [graph.nodes[ch].eclass for ch in n.children]
+        if done:
+            memo[c] = (n.op, *(memo[k] for k in kids))
+        else:
+            stack.append((c, True))
+            stack.extend((k, False) for k in kids if k not in memo)
+    return memo[root]
+
+
+def parse_constructor_costs(schema: str) -> dict[str, float]:
+    """Constructor name → declared cost (default 1; ``math.inf`` if ``:unextractable``),
+    read from egglog ``(datatype Sort (Ctor args... [:cost n] [:unextractable]) ...)`` text."""
+    import re
+
+    out: dict[str, float] = {}
+    for block in re.finditer(r"\(datatype\s+\w+((?:\s*\([^()]*\))*)\s*\)", schema):
+        for ctor in re.finditer(r"\(([^()]*)\)", block.group(1)):
+            parts = ctor.group(1).split()
+            if not parts:
+                continue
+            name = parts[0]
+            cost = 1.0
+            if ":unextractable" in parts:
+                cost = math.inf
+            elif ":cost" in parts:
+                cost = float(parts[parts.index(":cost") + 1])
+            out[name] = cost
+    return out

@@ -79,3 +79,33 @@ def test_ilp_reads_egglog_serialized_egraphs():
     # T(3) needs two nodes (T and the literal); T(1) + T(2) needs five.
     assert e.cost == 2.0
     assert e.term(sg, root) == ("T", ("3",))
+
+
+SHARED_HEAD = """
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        head: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 3])
+        a = pl.tile.muls(head, 0.5)
+        b = pl.tile.adds(head, 1.0)
+        c = pl.tile.add(a, b)
+        out = pl.store(c, [0, 0], out)
+        return out
+"""
+
+
+def test_ilp_extractor_plugs_into_the_engine_and_agrees_with_greedy_on_a_shared_copy():
+    import egraph_tiles as et
+    from egraph_tiles.egraph.ilp import ILPExtractor
+    from egraph_tiles.passes.canonicalize import Options
+
+    prog = et.parse_program(SHARED_HEAD)
+    ilp_x = ILPExtractor()
+    got = et.optimize(prog, options=Options(extractor=ilp_x))
+    et.assert_structural_equal(got, et.optimize(prog))
+    assert ilp_x.last is not None and ilp_x.last.method == "ilp-optimal"
+    assert ilp_x.last.cost <= ilp_x.last.greedy_cost
+    text = et.print_program(got)
+    assert text.count("pl.tile.extract(") == 1 and "pl.tile.slice(" not in text
