@@ -174,6 +174,11 @@ class _ModuleReader:
             target = stmt.targets[0]
         else:
             target = stmt.target
+        if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) \
+                and len(target.elts) == len(stmt.value.elts):
+            pairs = list(zip(target.elts, stmt.value.elts))
+            if all(isinstance(t, ast.Name) for t, _ in pairs):
+                return all([self._constant(ast.Assign([t], v)) for t, v in pairs])
         if not isinstance(target, ast.Name) or stmt.value is None:
             return False
         reader = _ExprReader(self.filename, {}, self.constants)
