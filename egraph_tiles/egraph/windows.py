@@ -21,6 +21,7 @@ from ..ir.types import ScalarType, TileType
 from ..rules import windows as rules
 
 _ARITH = {"+": "WAdd", "-": "WSub", "*": "WMul"}
+_CHUNK = 50  # facts per parse_program call
 
 
 @dataclass
@@ -213,8 +214,12 @@ class Violation:
 def run_rules(facts: list[str]) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over ``facts``; the rows of the two violation relations."""
     eg = bindings.EGraph()
-    program = "\n".join([rules.SCHEMA, rules.RULES, *facts, rules.SCHEDULE])
-    eg.run_program(*eg.parse_program(program))
+    eg.run_program(*eg.parse_program(rules.SCHEMA + rules.RULES))
+    # egglog's parser costs memory proportional to the whole input *per command* (quadratic:
+    # 1600 one-line facts in one string took ~600 MB), so facts are parsed in small chunks.
+    for i in range(0, len(facts), _CHUNK):
+        eg.run_program(*eg.parse_program("\n".join(facts[i:i + _CHUNK])))
+    eg.run_program(*eg.parse_program(rules.SCHEDULE))
     frozen = eg.freeze().functions
     out: dict[str, list[list[int]]] = {}
     for name in ("w_violation", "w_backedge_violation", "w_noncontig"):
