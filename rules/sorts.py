@@ -16,6 +16,10 @@ Sorts
           ``(Ext src row col)`` is an existing ``tile.extract`` statement's source and indices.
 ``Roots`` a balanced binary tree of everything to extract for one function (never a Vec root).
 
+``NT`` / ``NR`` / ``NRoot`` name terms by number (never extracted).  They replace global ``let``
+bindings, each of which is a table of its own in egglog: thousands of them made loading and
+saturation quadratic in time and memory.
+
 Contexts (from the op registry, never op names): ``"ord"`` ordinary call operand and the SSA
 escapes (alias, loop init, yield), ``"colx"`` a ``Family.COL_EXPAND`` operand, ``"left"`` /
 ``"right"`` a matmul-family ``left_arg`` / ``right_arg`` operand.
@@ -35,14 +39,17 @@ SCHEMA = """
   (Sub Idx Idx)
   (Mul Idx Idx))
 (datatype Tile
+  (NT i64 :unextractable)
   (Leaf String)
   (Win Tile Idx Idx i64 i64 :cost 1000))
 (datatype Real
+  (NR i64 :unextractable)
   (Keep Tile)
   (Copy Tile String)
   (Ext Tile Idx Idx)
   (Use Tile String :unextractable))
 (datatype Roots
+  (NRoot i64 :unextractable)
   (R Real)
   (RT Tile)
   (RI Idx)

@@ -128,10 +128,10 @@ class Encoder:
     def scalar_sym(self, var: Var) -> str:
         name = self._sym_of.get(id(var))
         if name is None:
-            name = "$s" + self.fresh("")
+            key = "s" + self.fresh("")
+            name = f"(Sym {_q(key)})"
             self._sym_of[id(var)] = name
-            self.enc.syms[name[1:]] = VarRef(var)
-            self.emit(f"(let {name} (Sym {_q(name[1:])}))")
+            self.enc.syms[key] = VarRef(var)
         return name
 
     def idx(self, e: Expr) -> str:
@@ -156,10 +156,10 @@ class Encoder:
 
     def leaf(self, var: Var) -> str:
         key = self.fresh("t")
-        name = "$" + key
+        name = f"(NT {self._n})"
         self.enc.tile_of[id(var)] = name
         self.enc.leaves[key] = var
-        self.emit(f"(let {name} (Leaf {_q(key)}))")
+        self.emit(f"(union {name} (Leaf {_q(key)}))")
         t = var.type
         if isinstance(t, TileType):
             mem = t.memory.value if t.memory is not None else "?"
@@ -190,9 +190,9 @@ class Encoder:
         rows, cols = (const_int(d) for d in shape.items)
         assert rows is not None and cols is not None
         base = self.tile(src_ref.var)
-        key = self.fresh("w")
-        name = "$" + key
-        self.emit(f"(let {name} (Win {base} {self.idx(off.items[0])} {self.idx(off.items[1])} "
+        self.fresh("w")
+        name = f"(NT {self._n})"
+        self.emit(f"(union {name} (Win {base} {self.idx(off.items[0])} {self.idx(off.items[1])} "
                   f"{rows} {cols}))")
         w = Window(name, stmt.target, stmt, src_ref.var, rows, cols,
                    self.enc.window_of.get(id(src_ref.var)))
@@ -208,8 +208,9 @@ class Encoder:
         w = self.enc.window_of.get(id(e.var))
         if w is None:
             return
-        name = "$" + self.fresh("u")
-        self.emit(f"(let {name} (Use {self.enc.tile_of[id(e.var)]} {_q(ctx)}))")
+        self.fresh("u")
+        name = f"(NR {self._n})"
+        self.emit(f"(union {name} (Use {self.enc.tile_of[id(e.var)]} {_q(ctx)}))")
         site = UseSite(name, stmt, slot, e.var, w, ctx)
         self.enc.uses.append(site)
         self.enc.roots.append((f"(R {name})", site))
@@ -261,8 +262,9 @@ class Encoder:
             if v.op == "tile.extract" and v.args and isinstance(v.args[0], VarRef):
                 w = self.enc.window_of.get(id(v.args[0].var))
                 if w is not None and len(v.args) >= 3:
-                    name = "$" + self.fresh("e")
-                    self.emit(f"(let {name} (Ext {self.enc.tile_of[id(v.args[0].var)]} "
+                    self.fresh("e")
+                    name = f"(NR {self._n})"
+                    self.emit(f"(union {name} (Ext {self.enc.tile_of[id(v.args[0].var)]} "
                               f"{self.idx(v.args[1])} {self.idx(v.args[2])}))")
                     site = ExtSite(name, s, w)
                     self.enc.exts.append(site)

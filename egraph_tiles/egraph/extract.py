@@ -17,8 +17,8 @@ Term = tuple
 class Extractor(Protocol):
     name: str
 
-    def extract(self, egraph: eb.EGraph, root: str) -> tuple[int, Term]:
-        """(total cost, chosen term) of the e-class bound to the global ``root``."""
+    def extract(self, egraph: eb.EGraph, root: int) -> tuple[int, Term]:
+        """(total cost, chosen term) of the e-class of ``(NRoot root)``."""
         ...
 
 
@@ -28,9 +28,10 @@ class GreedyExtractor:
 
     name = "greedy"
 
-    def extract(self, egraph: eb.EGraph, root: str) -> tuple[int, Term]:
+    def extract(self, egraph: eb.EGraph, root: int) -> tuple[int, Term]:
         span = eb.RustSpan("", 0, 0)
-        out = egraph.run_program(eb.UserDefined(span, "extract", [eb.Var(span, root),
+        expr = eb.Call(span, "NRoot", [eb.Lit(span, eb.Int(root))])
+        out = egraph.run_program(eb.UserDefined(span, "extract", [expr,
                                                                   eb.Lit(span, eb.Int(0))]))
         best = out[-1]
         assert isinstance(best, eb.ExtractBest), best

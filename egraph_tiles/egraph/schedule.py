@@ -95,8 +95,9 @@ def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
     return stats
 
 
-def root_tree(eg: eb.EGraph, roots: list[str], prefix: str = "$r") -> str:
-    """Bind the roots to a balanced binary tree of ``RP`` nodes (never a container root)."""
+def root_tree(eg: eb.EGraph, roots: list[str]) -> int:
+    """Bind the roots to a balanced binary tree of ``RP`` nodes (never a container root);
+    returns the number ``n`` of the root ``(NRoot n)``."""
     level = list(roots)
     cmds: list[str] = []
     n = 0
@@ -107,13 +108,13 @@ def root_tree(eg: eb.EGraph, roots: list[str], prefix: str = "$r") -> str:
         for i in range(0, len(level), 2):
             if i + 1 < len(level):
                 n += 1
-                name = f"{prefix}{n}"
-                cmds.append(f"(let {name} (RP {level[i]} {level[i + 1]}))")
+                name = f"(NRoot {n})"
+                cmds.append(f"(union {name} (RP {level[i]} {level[i + 1]}))")
                 nxt.append(name)
             else:
                 nxt.append(level[i])
         level = nxt
     n += 1
-    cmds.append(f"(let {prefix}{n} {level[0]})")
+    cmds.append(f"(union (NRoot {n}) {level[0]})")
     load(eg, cmds)
-    return f"{prefix}{n}"
+    return n

@@ -243,26 +243,34 @@ def _ord_reason(w: Window, copied: bool, enc: Encoding, eg) -> str:
 
 
 def _mult(eg, e, enc: Encoding) -> int | None:
-    """The known multiple the e-graph proved for an offset expression (read back by value)."""
-    from ..egraph.encode import Encoder
+    """The known multiple the e-graph proved for an offset expression, read back by value
+    (``lookup_function``: no extraction, no scan of the e-graph)."""
     from egglog import bindings as eb
+
+    from ..egraph.report import pow2_part
+    from ..ir.exprs import BinOp, Const
 
     k = const_int(e)
     if k is not None:
-        from ..egraph.report import pow2_part
-
         return pow2_part(k)
-    enc2 = Encoder()
-    enc2._sym_of = {}
-    # re-derive the term text with the same symbol names the encoding used
-    names = {id(v.var): "$" + key for key, v in enc.syms.items() if isinstance(v, VarRef)}
-    enc2._sym_of = names
-    text = enc2.idx(e)
-    if enc2.enc.commands:  # an opaque sub-expression: no fact to read
-        return 1
-    try:
-        out = eg.run_program(*eg.parse_program(f"(extract (Mult {text}))"))
-    except Exception:
+    span = eb.RustSpan("", 0, 0)
+    keys = {id(v.var): key for key, v in enc.syms.items() if isinstance(v, VarRef)}
+
+    def term(x):
+        if isinstance(x, Const) and const_int(x) is not None:
+            return eb.Call(span, "Lit", [eb.Lit(span, eb.Int(const_int(x)))])
+        if isinstance(x, VarRef) and id(x.var) in keys:
+            return eb.Call(span, "Sym", [eb.Lit(span, eb.String(keys[id(x.var)]))])
+        if isinstance(x, BinOp) and x.op in ("+", "-", "*"):
+            a, b = term(x.lhs), term(x.rhs)
+            if a is None or b is None:
+                return None
+            return eb.Call(span, {"+": "Add", "-": "Sub", "*": "Mul"}[x.op], [a, b])
         return None
-    best = out[-1]
-    return best.termdag.get(best.term).value.value if isinstance(best, eb.ExtractBest) else None
+
+    t = term(e)
+    if t is None:
+        return None
+    _sort, value = eg.eval_expr(t)
+    m = eg.lookup_function("Mult", [value])
+    return None if m is None else eg.value_to_i64(m)
