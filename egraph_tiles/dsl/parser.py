@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import warnings
 from dataclasses import dataclass, field
 
@@ -57,6 +58,18 @@ def parse_module(text: str, filename: str, class_name: str | None = None,
 
 
 def _parse(text: object, filename: str, class_name: str | None, strict: bool) -> Program:
+    # The reader allocates many short-lived objects and no cycles; pausing the cyclic
+    # collector for the call roughly halves the time on large kernels.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_unguarded(text, filename, class_name, strict)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_unguarded(text: object, filename: str, class_name: str | None, strict: bool) -> Program:
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
