@@ -436,20 +436,28 @@ def _remove(body: list[Stmt], dead: set[int]) -> list[Stmt] | None:
     return new if changed else None
 
 
-def _apply(prog: Program, policy: Policy) -> Program:
+def apply_policy(prog: Program, policy: Policy) -> Program:
+    """Rewrite every InCore function's canonical slices by ``policy`` (one decision per
+    use); dead slices are dropped. The three strategies below are policies."""
     fns = [_Rewriter(f, policy).run() if f.func_type.is_incore else f for f in prog.functions]
     return replace(prog, functions=fns)
 
 
+def windows_of(prog: Program) -> list[Window]:
+    """The canonical slices left in the InCore functions of ``prog``, peeled."""
+    return [w for f in prog.functions if f.func_type.is_incore
+            for w in Analysis(f).windows.values()]
+
+
 def seed_policy(prog: Program) -> Program:
     """The seed's CanonicalizeTileSlice, as a plain single pass (see module docstring)."""
-    return _apply(prog, seed_decision)
+    return apply_policy(prog, seed_decision)
 
 
 def copy_everything(prog: Program) -> Program:
     """Every slice use with a legal copy path becomes an extract before its consumer;
     extract consumers fold the window (the safe, maximal-bytes strategy)."""
-    return _apply(prog, copy_decision)
+    return apply_policy(prog, copy_decision)
 
 
 def view_everything(prog: Program) -> Program:

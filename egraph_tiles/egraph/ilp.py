@@ -362,14 +362,22 @@ class ILPExtractor:
         self.ctor_cost = parse_constructor_costs(schema)
         self.last: Extraction | None = None
 
-    def serialize(self, egraph: Any, root: str) -> tuple[SerializedEGraph, dict[NodeId, float]]:
+    def serialize(self, egraph: Any, root: str | int) -> tuple[SerializedEGraph, dict[NodeId, float]]:
+        """The e-graph and its node costs; ``root`` is a global ``let`` name, or the
+        number ``n`` of a ``(NRoot n)`` naming term."""
         ser = egraph.serialize([], max_functions=None, max_calls_per_function=None,
                                include_temporary_functions=False)
         data = json.loads(ser.to_json())
-        root_cls = [c for c, d in data["class_data"].items()
-                    if root in (x.strip() for x in str(d.get("let", "")).split(","))]
+        nodes = data["nodes"]
+        if isinstance(root, int):
+            root_cls = [n["eclass"] for n in nodes.values()
+                        if n["op"] == "NRoot" and len(n["children"]) == 1
+                        and nodes[n["children"][0]]["op"] == str(root)]
+        else:
+            root_cls = [c for c, d in data["class_data"].items()
+                        if root in (x.strip() for x in str(d.get("let", "")).split(","))]
         if len(root_cls) != 1:
-            raise AssertionError(f"global {root!r} names {len(root_cls)} e-classes")
+            raise AssertionError(f"root {root!r} names {len(root_cls)} e-classes")
         graph = SerializedEGraph.from_json(data, root_cls)
         return graph, self._costs(graph)
 
@@ -393,7 +401,7 @@ class ILPExtractor:
             costs[nid] = table.get(key, declared) if not math.isinf(declared) else math.inf
         return costs
 
-    def extract(self, egraph: Any, root: str) -> tuple[int, Any]:
+    def extract(self, egraph: Any, root: str | int) -> tuple[int, Any]:
         graph, costs = self.serialize(egraph, root)
         top = graph.roots[0]
         charged = [c for op, c in _root_leaves(graph, top) if op not in self.report_only]
