@@ -33,6 +33,7 @@ CAP = 1 << 30  # known multiples are capped here (powers of two; products stay i
 
 SCHEMA = """
 (datatype Idx
+  (NI i64 :unextractable)
   (Lit i64)
   (Sym String :cost 2)
   (Add Idx Idx)
@@ -55,4 +56,48 @@ SCHEMA = """
   (RI Idx)
   (RP Roots Roots))
 (function cost_table_Copy (Tile String) i64 :merge (min old new))
+"""
+
+#: The program arrives as rows of primitive tables (bulk-loaded with egglog's ``input``), and
+#: these rules state it as terms and leaf facts — one pass, no decision made here.
+LOAD = """
+(relation IdxLitRow (i64 i64))
+(relation IdxSymRow (i64 String))
+(relation IdxAddRow (i64 i64 i64))
+(relation IdxSubRow (i64 i64 i64))
+(relation IdxMulRow (i64 i64 i64))
+(relation SymDefRow (i64 i64))
+(relation LoopRow (i64 i64 i64))
+(relation LeafRow (i64 String String i64))
+(relation PitchRow (i64 i64))
+(relation PitchIdxRow (i64 i64))
+(relation FreshRow (i64))
+(relation MemrefRow (i64 i64))
+(relation WinRow (i64 i64 i64 i64 i64 i64))
+(relation UseRow (i64 i64 String))
+(relation ExtRow (i64 i64 i64 i64))
+(relation RootRRow (i64 i64))
+(relation RootTRow (i64 i64))
+(relation RootPairRow (i64 i64 i64))
+(ruleset load)
+(rule ((IdxLitRow k c)) ((union (NI k) (Lit c))) :ruleset load :name "load-literal")
+(rule ((IdxSymRow k s)) ((union (NI k) (Sym s))) :ruleset load :name "load-symbol")
+(rule ((IdxAddRow k a b)) ((union (NI k) (Add (NI a) (NI b)))) :ruleset load :name "load-add")
+(rule ((IdxSubRow k a b)) ((union (NI k) (Sub (NI a) (NI b)))) :ruleset load :name "load-sub")
+(rule ((IdxMulRow k a b)) ((union (NI k) (Mul (NI a) (NI b)))) :ruleset load :name "load-mul")
+; a scalar SSA definition or alias is unioned with what it names
+(rule ((SymDefRow s d)) ((union (NI s) (NI d))) :ruleset load :name "load-ssa-definition")
+(rule ((LoopRow v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
+(rule ((LeafRow k key mem bits)) ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits))
+      :ruleset load :name "load-leaf")
+(rule ((PitchRow k c)) ((set (Pitch (NT k)) c)) :ruleset load :name "load-pitch")
+(rule ((PitchIdxRow k e)) ((PitchIdx (NT k) (NI e))) :ruleset load :name "load-pitch-index")
+(rule ((FreshRow k)) ((FreshAlloc (NT k))) :ruleset load :name "load-fresh-allocation")
+(rule ((MemrefRow k e)) ((MemrefBytes (NT k) (NI e))) :ruleset load :name "load-memref")
+(rule ((WinRow k b r c h w)) ((union (NT k) (Win (NT b) (NI r) (NI c) h w))) :ruleset load :name "load-window")
+(rule ((UseRow k t ctx)) ((union (NR k) (Use (NT t) ctx))) :ruleset load :name "load-use")
+(rule ((ExtRow k t i j)) ((union (NR k) (Ext (NT t) (NI i) (NI j)))) :ruleset load :name "load-extract")
+(rule ((RootRRow n k)) ((union (NRoot n) (R (NR k)))) :ruleset load :name "load-root-use")
+(rule ((RootTRow n k)) ((union (NRoot n) (RT (NT k)))) :ruleset load :name "load-root-window")
+(rule ((RootPairRow n a b)) ((union (NRoot n) (RP (NRoot a) (NRoot b)))) :ruleset load :name "load-root-pair")
 """

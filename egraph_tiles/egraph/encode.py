@@ -13,7 +13,7 @@ from ..ir import ops
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt,
                         WhileStmt, YieldStmt)
-from ..ir.types import MemRef, ScalarType, TileType
+from ..ir.types import ScalarType, TileType
 
 _IDX_OPS = {"+": "Add", "-": "Sub", "*": "Mul"}
 
@@ -54,20 +54,21 @@ class ExtSite:
 
 @dataclass
 class Encoding:
-    commands: list[str] = field(default_factory=list)
+    #: rows of the load tables (rules.sorts.LOAD turns them into terms and facts)
+    rows: dict[str, list[tuple]] = field(default_factory=dict)
     windows: list[Window] = field(default_factory=list)
     uses: list[UseSite] = field(default_factory=list)
     exts: list[ExtSite] = field(default_factory=list)
     #: Sym / Leaf key -> what it names (a Var, or an opaque scalar expression)
     syms: dict[str, Expr] = field(default_factory=dict)
     leaves: dict[str, Var] = field(default_factory=dict)
-    #: let name of the tile term of each tile var (by id)
-    tile_of: dict[int, str] = field(default_factory=dict)
+    #: number ``k`` of the ``(NT k)`` tile term of each tile var (by id)
+    tile_of: dict[int, int] = field(default_factory=dict)
     window_of: dict[int, Window] = field(default_factory=dict)
     #: scalar var (by id) -> its SSA definition expression
     scalar_defs: dict[int, Expr] = field(default_factory=dict)
-    #: (root term text, the Window / UseSite / ExtSite it belongs to), in program order
-    roots: list[tuple[str, object]] = field(default_factory=list)
+    #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
+    roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
 
 
 def is_canonical_slice(call: Call) -> bool:
@@ -115,74 +116,82 @@ class Encoder:
     def __init__(self) -> None:
         self.enc = Encoding()
         self._n = 0
-        self._sym_of: dict[int, str] = {}
+        self._sym_of: dict[int, int] = {}
+        self._lit: dict[int, int] = {}
 
     def fresh(self, prefix: str) -> str:
         self._n += 1
         return f"{prefix}{self._n}"
 
-    def emit(self, cmd: str) -> None:
-        self.enc.commands.append(cmd)
+    def row(self, table: str, *values: object) -> None:
+        self.enc.rows.setdefault(table, []).append(values)
 
     # ------------------------------------------------------------------ scalars
-    def scalar_sym(self, var: Var) -> str:
-        name = self._sym_of.get(id(var))
-        if name is None:
+    def scalar_sym(self, var: Var) -> int:
+        k = self._sym_of.get(id(var))
+        if k is None:
             key = "s" + self.fresh("")
-            name = f"(Sym {_q(key)})"
-            self._sym_of[id(var)] = name
+            k = self._n
+            self._sym_of[id(var)] = k
             self.enc.syms[key] = VarRef(var)
-        return name
+            self.row("IdxSymRow", k, key)
+        return k
 
-    def idx(self, e: Expr) -> str:
+    def idx(self, e: Expr) -> int:
+        """The number ``k`` of the ``(NI k)`` index term of ``e``."""
         c = const_int(e) if not isinstance(e, BinOp) else None
         if isinstance(e, Const) and c is not None:
-            return f"(Lit {c})"
+            k = self._lit.get(c)
+            if k is None:
+                self.fresh("")
+                k = self._lit[c] = self._n
+                self.row("IdxLitRow", k, c)
+            return k
         if isinstance(e, VarRef):
             return self.scalar_sym(e.var)
         if isinstance(e, BinOp) and e.op in _IDX_OPS:
-            return f"({_IDX_OPS[e.op]} {self.idx(e.lhs)} {self.idx(e.rhs)})"
+            a, b = self.idx(e.lhs), self.idx(e.rhs)
+            self.fresh("")
+            self.row(f"Idx{_IDX_OPS[e.op]}Row", self._n, a, b)
+            return self._n
         # anything else (floor division, modulo, negation, calls) is an opaque symbol
         name = self.fresh("o")
         self.enc.syms[name] = e
-        return f"(Sym {_q(name)})"
+        self.row("IdxSymRow", self._n, name)
+        return self._n
 
     # ------------------------------------------------------------------ tiles
-    def tile(self, var: Var) -> str:
+    def tile(self, var: Var) -> int:
         name = self.enc.tile_of.get(id(var))
         if name is None:
             name = self.leaf(var)
         return name
 
-    def leaf(self, var: Var) -> str:
+    def leaf(self, var: Var) -> int:
         key = self.fresh("t")
-        name = f"(NT {self._n})"
-        self.enc.tile_of[id(var)] = name
+        k = self._n
+        self.enc.tile_of[id(var)] = k
         self.enc.leaves[key] = var
-        self.emit(f"(union {name} (Leaf {_q(key)}))")
         t = var.type
-        if isinstance(t, TileType):
-            mem = t.memory.value if t.memory is not None else "?"
-            self.emit(f"(MemOf {name} {_q(mem)})")
-            self.emit(f"(set (Bits {name}) {t.dtype.storage_bits})")
-            if t.rank == 2:
-                cols = const_int(t.shape[1])
-                if cols is not None:
-                    self.emit(f"(set (Pitch {name}) {cols})")
-                    self.emit(f"(PitchIdx {name} (Lit {cols}))")
-                else:
-                    self.emit(f"(PitchIdx {name} {self.idx(t.shape[1])})")
-            self._memref_fact(name, t.memref)
-        return name
-
-    def _memref_fact(self, name: str, m: MemRef | None) -> None:
+        if not isinstance(t, TileType):
+            self.row("LeafRow", k, key, "?", 0)
+            return k
+        mem = t.memory.value if t.memory is not None else "?"
+        self.row("LeafRow", k, key, mem, t.dtype.storage_bits)
+        if t.rank == 2:
+            cols = const_int(t.shape[1])
+            if cols is not None:
+                self.row("PitchRow", k, cols)
+            self.row("PitchIdxRow", k, self.idx(t.shape[1]))
+        m = t.memref
         if m is None or m.is_sentinel:
-            self.emit(f"(FreshAlloc {name})")
+            self.row("FreshRow", k)
         elif isinstance(m.byte_offset, int):
             if m.byte_offset >= 0:
-                self.emit(f"(MemrefBytes {name} (Lit {m.byte_offset}))")
+                self.row("MemrefRow", k, self.idx(Const(m.byte_offset)))
         else:
-            self.emit(f"(MemrefBytes {name} {self.idx(m.byte_offset)})")
+            self.row("MemrefRow", k, self.idx(m.byte_offset))
+        return k
 
     def window(self, stmt: AssignStmt, call: Call) -> None:
         src_ref, shape, off = call.args
@@ -190,16 +199,16 @@ class Encoder:
         rows, cols = (const_int(d) for d in shape.items)
         assert rows is not None and cols is not None
         base = self.tile(src_ref.var)
+        r, c = self.idx(off.items[0]), self.idx(off.items[1])
         self.fresh("w")
-        name = f"(NT {self._n})"
-        self.emit(f"(union {name} (Win {base} {self.idx(off.items[0])} {self.idx(off.items[1])} "
-                  f"{rows} {cols}))")
+        name = self._n
+        self.row("WinRow", name, base, r, c, rows, cols)
         w = Window(name, stmt.target, stmt, src_ref.var, rows, cols,
                    self.enc.window_of.get(id(src_ref.var)))
         self.enc.windows.append(w)
         self.enc.tile_of[id(stmt.target)] = name
         self.enc.window_of[id(stmt.target)] = w
-        self.enc.roots.append((f"(RT {name})", w))
+        self.enc.roots.append((("RT", name), w))
 
     # ------------------------------------------------------------------ uses
     def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: str | None) -> None:
@@ -209,11 +218,11 @@ class Encoder:
         if w is None:
             return
         self.fresh("u")
-        name = f"(NR {self._n})"
-        self.emit(f"(union {name} (Use {self.enc.tile_of[id(e.var)]} {_q(ctx)}))")
+        name = self._n
+        self.row("UseRow", name, self.enc.tile_of[id(e.var)], ctx)
         site = UseSite(name, stmt, slot, e.var, w, ctx)
         self.enc.uses.append(site)
-        self.enc.roots.append((f"(R {name})", site))
+        self.enc.roots.append((("R", name), site))
 
     def call_uses(self, stmt: Stmt, call: Call) -> None:
         op = ops.lookup(call.op)
@@ -237,7 +246,7 @@ class Encoder:
             for i, v in enumerate(s.init_values):
                 self.use(s, ("init", i), v, "ord")
             sym = self.scalar_sym(s.loop_var)
-            self.emit(f"(LoopVar {sym} {self.idx(s.start)} {self.idx(s.step)})")
+            self.row("LoopRow", sym, self.idx(s.start), self.idx(s.step))
             self.body(s.body)
         elif isinstance(s, WhileStmt):
             for i, v in enumerate(s.init_values):
@@ -262,13 +271,13 @@ class Encoder:
             if v.op == "tile.extract" and v.args and isinstance(v.args[0], VarRef):
                 w = self.enc.window_of.get(id(v.args[0].var))
                 if w is not None and len(v.args) >= 3:
+                    i, j = self.idx(v.args[1]), self.idx(v.args[2])
                     self.fresh("e")
-                    name = f"(NR {self._n})"
-                    self.emit(f"(union {name} (Ext {self.enc.tile_of[id(v.args[0].var)]} "
-                              f"{self.idx(v.args[1])} {self.idx(v.args[2])}))")
+                    name = self._n
+                    self.row("ExtRow", name, self.enc.tile_of[id(v.args[0].var)], i, j)
                     site = ExtSite(name, s, w)
                     self.enc.exts.append(site)
-                    self.enc.roots.append((f"(R {name})", site))
+                    self.enc.roots.append((("R", name), site))
                 return
             if v.op != "tile.slice":
                 self.call_uses(s, v)
@@ -285,7 +294,7 @@ class Encoder:
             # a scalar SSA definition or alias: unioned with what it names
             self.enc.scalar_defs[id(s.target)] = v
             sym = self.scalar_sym(s.target)
-            self.emit(f"(union {sym} {self.idx(v)})")
+            self.row("SymDefRow", sym, self.idx(v))
 
 
 def encode_function(fn: Function) -> Encoding:

@@ -41,7 +41,7 @@ class RunStats:
 
 def program_text() -> str:
     return "\n".join([sorts.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
-                      slices.RULES, legality.RULES,
+                      slices.RULES, legality.RULES, sorts.LOAD,
                       "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"])
 
 
@@ -54,6 +54,24 @@ def new_egraph() -> eb.EGraph:
 def load(eg: eb.EGraph, commands: list[str]) -> None:
     for i in range(0, len(commands), CHUNK):
         eg.run_program(*eg.parse_program("\n".join(commands[i:i + CHUNK])))
+
+
+def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]]) -> None:
+    """Bulk-load table rows with ``input`` (a temporary TSV per table; thousands of single
+    commands would each be compiled as a rule), then run the ``load`` ruleset once."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="egraph_tiles_") as d:
+        cmds = []
+        for table in sorted(rows):
+            path = os.path.join(d, f"{table}.tsv")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("".join("\t".join(str(v) for v in r) + "\n" for r in rows[table]))
+            cmds.append(eb.Input(SPAN, table, path))
+        if cmds:
+            eg.run_program(*cmds)
+    eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("load", None))))
 
 
 def size(eg: eb.EGraph) -> int:
@@ -95,26 +113,27 @@ def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
     return stats
 
 
-def root_tree(eg: eb.EGraph, roots: list[str]) -> int:
+def root_tree(eg: eb.EGraph, roots: list[tuple[str, int]]) -> int:
     """Bind the roots to a balanced binary tree of ``RP`` nodes (never a container root);
     returns the number ``n`` of the root ``(NRoot n)``."""
-    level = list(roots)
-    cmds: list[str] = []
-    n = 0
+    rows: dict[str, list[tuple]] = {"RootRRow": [], "RootTRow": [], "RootPairRow": []}
+    level = []
+    for n, (kind, k) in enumerate(roots, start=1):
+        rows["RootRRow" if kind == "R" else "RootTRow"].append((n, k))
+        level.append(n)
+    n = len(roots)
     if not level:
-        level = ["(RI (Lit 0))"]
+        rows["RootTRow"].append((1, -1))
+        level, n = [1], 1
     while len(level) > 1:
         nxt = []
         for i in range(0, len(level), 2):
             if i + 1 < len(level):
                 n += 1
-                name = f"(NRoot {n})"
-                cmds.append(f"(union {name} (RP {level[i]} {level[i + 1]}))")
-                nxt.append(name)
+                rows["RootPairRow"].append((n, level[i], level[i + 1]))
+                nxt.append(n)
             else:
                 nxt.append(level[i])
         level = nxt
-    n += 1
-    cmds.append(f"(union (NRoot {n}) {level[0]})")
-    load(eg, cmds)
-    return n
+    load_tables(eg, rows)
+    return level[0]

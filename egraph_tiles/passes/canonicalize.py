@@ -51,9 +51,9 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
     enc = encode_function(fn)
     try:
         eg = schedule.new_egraph()
-        schedule.load(eg, enc.commands)
+        schedule.load_tables(eg, enc.rows)
         stats = schedule.saturate(eg, opts.limits)
-        root = schedule.root_tree(eg, [text for text, _ in enc.roots])
+        root = schedule.root_tree(eg, [ref for ref, _ in enc.roots])
         _cost, term = opts.extractor.extract(eg, root)
         if opts.dot_prefix is not None:
             _write_dot(eg, f"{opts.dot_prefix}{fn.name}.dot")
