@@ -357,9 +357,7 @@ class ILPExtractor:
                  report_only: tuple[str, ...] = ("RT",)):
         self.time_limit = time_limit
         self.report_only = report_only
-        if schema is None:
-            from egraph_tiles.rules.sorts import SCHEMA as schema  # noqa: N811
-        self.ctor_cost = parse_constructor_costs(schema)
+        self.ctor_cost = parse_constructor_costs(schema if schema is not None else rules_schema())
         self.last: Extraction | None = None
 
     def serialize(self, egraph: Any, root: str | int) -> tuple[SerializedEGraph, dict[NodeId, float]]:
@@ -452,12 +450,34 @@ def _term(graph: SerializedEGraph, choice: dict[ClassId, NodeId], root: ClassId)
     return memo[root]
 
 
+def rules_schema() -> str:
+    """Every egglog declaration text in ``egraph_tiles.rules`` (module-level strings that
+    declare datatypes or constructors), so new constructors get their declared costs."""
+    import importlib
+    import pkgutil
+
+    import egraph_tiles.rules as pkg
+
+    texts: list[str] = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for v in vars(mod).values():
+            if isinstance(v, str) and ("(datatype" in v or "(constructor" in v):
+                texts.append(v)
+    return "\n".join(texts)
+
+
 def parse_constructor_costs(schema: str) -> dict[str, float]:
     """Constructor name → declared cost (default 1; ``math.inf`` if ``:unextractable``),
-    read from egglog ``(datatype Sort (Ctor args... [:cost n] [:unextractable]) ...)`` text."""
+    read from egglog ``(datatype Sort (Ctor args... [:cost n] [:unextractable]) ...)`` and
+    ``(constructor Ctor (args...) Sort [:cost n] [:unextractable])`` text."""
     import re
 
     out: dict[str, float] = {}
+    for m in re.finditer(r"\(constructor\s+(\S+)\s+\([^()]*\)\s+\S+([^()]*)\)", schema):
+        parts = m.group(2).split()
+        out[m.group(1)] = (math.inf if ":unextractable" in parts else
+                           float(parts[parts.index(":cost") + 1]) if ":cost" in parts else 1.0)
     for block in re.finditer(r"\(datatype\s+\w+((?:\s*\([^()]*\))*)\s*\)", schema):
         for ctor in re.finditer(r"\(([^()]*)\)", block.group(1)):
             parts = ctor.group(1).split()

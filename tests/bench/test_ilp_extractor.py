@@ -109,3 +109,12 @@ def test_ilp_extractor_plugs_into_the_engine_and_agrees_with_greedy_on_a_shared_
     assert ilp_x.last.cost <= ilp_x.last.greedy_cost
     text = et.print_program(got)
     assert text.count("pl.tile.extract(") == 1 and "pl.tile.slice(" not in text
+
+
+def test_constructor_costs_are_read_from_datatype_and_constructor_declarations():
+    from egraph_tiles.egraph.ilp import parse_constructor_costs
+
+    costs = parse_constructor_costs(
+        "(datatype Tile (Leaf String) (Win Tile i64 :cost 1000) (Use Tile :unextractable))\n"
+        "(constructor Copy (Tile String) Real :cost 7)")
+    assert costs == {"Leaf": 1.0, "Win": 1000.0, "Use": math.inf, "Copy": 7.0}

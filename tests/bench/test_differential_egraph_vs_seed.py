@@ -1,0 +1,84 @@
+"""Differential test: on every corpus family the e-graph optimizer copies no more bytes
+than the plain seed policy, strictly fewer where its extra proofs apply, and its output
+runs on the hardware model exactly as the input runs under the ideal semantics."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import egraph_tiles as et  # noqa: E402
+from benchmarks.corpus import FAMILIES, MIXED, SCALAR_ARGS, generate  # noqa: E402
+from benchmarks.safety import Oracle  # noqa: E402
+from egraph_tiles.baselines import seed_policy  # noqa: E402
+from egraph_tiles.metrics import bytes_copied  # noqa: E402
+
+SIZE = 30
+
+
+def _kernel(family: str):
+    return et.parse_program(generate(family, SIZE, seed=0).text)
+
+
+@pytest.mark.parametrize("family", [*FAMILIES, MIXED])
+def test_egraph_copies_no_more_bytes_than_the_seed_policy(family):
+    prog = _kernel(family)
+    assert bytes_copied(prog, et.optimize(prog)) <= bytes_copied(prog, seed_policy(prog))
+
+
+@pytest.mark.parametrize("family", [f.name for f in FAMILIES.values() if f.extra_proof])
+def test_egraph_copies_strictly_fewer_bytes_where_its_extra_proofs_apply(family):
+    prog = _kernel(family)
+    assert bytes_copied(prog, et.optimize(prog)) < bytes_copied(prog, seed_policy(prog))
+
+
+# The engine keeps a window as a view for a col_expand operand when the same window is
+# also an aligned ordinary operand (the safe Copy of the two contexts is one e-class, so the
+# ordinary context's View proof leaks into the col_expand context). Strict: remove the mark
+# when the engine is fixed. Minimal reproduction: test_window_read_by_muls_and_col_expand...
+ENGINE_BUG_2010 = pytest.mark.xfail(strict=True, reason="engine: View proof shared across contexts")
+
+
+@pytest.mark.parametrize("family", [pytest.param(f, marks=ENGINE_BUG_2010)
+                                    if f == "attention_cols" else f for f in [*FAMILIES, MIXED]])
+def test_egraph_output_on_the_hardware_model_matches_the_ideal_input(family):
+    prog = _kernel(family)
+    assert Oracle(prog, SCALAR_ARGS).verdict(et.optimize(prog)) == "ok"
+
+
+@pytest.mark.parametrize("family", [*FAMILIES, MIXED])
+def test_seed_policy_output_on_the_hardware_model_matches_the_ideal_input(family):
+    prog = _kernel(family)
+    assert Oracle(prog, SCALAR_ARGS).verdict(seed_policy(prog)) == "ok"
+
+
+def test_the_hardware_model_catches_view_everything_on_the_unaligned_heads():
+    prog = _kernel("head_unaligned")
+    assert Oracle(prog, SCALAR_ARGS).verdict(prog) != "ok"
+
+
+SHARED_CONTEXTS = """
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]) -> pl.Tensor[[16, 128], pl.FP32]:
+        t = pl.tile.load(x, [0, 0], [16, 128], target_memory=pl.Mem.Vec)
+        g = pl.tile.load(x, [0, 0], [4, 128], target_memory=pl.Mem.Vec)
+        hi: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 64], [0, 64])
+        sc = pl.tile.muls(hi, 0.125)
+        g1: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(g, [1, 64], [0, 64])
+        y = pl.tile.col_expand_mul(hi, g1)
+        z = pl.tile.add(sc, y)
+        out = pl.store(z, [0, 64], out)
+        out = pl.store(t, [0, 0], out)
+        return out
+"""
+
+
+@ENGINE_BUG_2010
+def test_window_read_by_muls_and_col_expand_is_copied_for_the_col_expand():
+    prog = et.parse_program(SHARED_CONTEXTS)
+    assert seed_policy(prog) is not prog and Oracle(prog, SCALAR_ARGS).verdict(seed_policy(prog)) == "ok"
+    assert Oracle(prog, SCALAR_ARGS).verdict(et.optimize(prog)) == "ok"
