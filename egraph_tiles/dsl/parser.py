@@ -944,6 +944,14 @@ class _FunctionReader(_ExprReader):
         then, _ = self._run_body(s.body, [])
         els, _ = self._run_body(s.orelse, []) if s.orelse else (_Block(), [])
         ty, ey = then.yield_, els.yield_
+        if ty is not None and ey is None and len(s.orelse) == 1 and isinstance(s.orelse[0], ast.If) \
+                and els.stmts and isinstance(els.stmts[-1], IfStmt):
+            # `elif` arms that yield: the nested if's results flow out of the else arm
+            inner = els.stmts[-1]
+            if [v.name for v in inner.return_vars] == ty.targets:
+                y = YieldStmt([VarRef(v) for v in inner.return_vars], self.span(s.orelse[0]))
+                els.stmts.append(y)
+                ey = _Yield(s.orelse[0], list(ty.targets), None, y)
         rets: list[Var] = []
         if ty is None and ey is None:
             pass

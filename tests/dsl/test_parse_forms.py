@@ -153,3 +153,10 @@ def test_module_constants_resolve_in_shapes():
         "[16, 64], target_memory", "[ROWS, COLS], target_memory")
     prog = et.parse_program(text)
     assert prog.functions[0].body[0].target.type.const_shape() == (16, 64)
+
+
+def test_elif_becomes_a_nested_if_in_the_else_arm():
+    (s,), printed = body_of("if n > 1:", "    r = pl.yield_(t)", "elif n > 0:",
+                            "    r = pl.yield_(t)", "else:", "    r = pl.yield_(t)")
+    assert isinstance(s, IfStmt) and isinstance(s.else_body[0], IfStmt)
+    assert s.else_body[-1].__class__ is YieldStmt
