@@ -7,16 +7,16 @@ RULES = """
 (ruleset legality)
 ; #1789: "Vec tile.slice feeding an ordinary call, inherited address provably 32-byte aligned:
 ; untouched; keeps the zero-copy subview" — bit address a multiple of 256
-(rule ((= u (Use w "ord")) (= w (Win b r c h wd)) (MemOf w "Vec") (= am (AddrMult w))
+(rule ((= u (Use w ctx)) (= ctx "ord") (= w (Win b r c h wd)) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am 256) 0))
-      ((union u (Keep w))) :ruleset legality :name "aligned-vec-view")
+      ((union u (Keep w ctx))) :ruleset legality :name "aligned-vec-view")
 ; #1640 / #2010: "Static-offset contiguous Vec tile.slice (single row, or full source width)
 ; feeding a tile.col_expand_* op: untouched (the lazy textract is a safe identity copy)".
 ; Matched on the peeled window over a non-window base, so an accumulated dynamic offset of a
 ; chained slice is never mistaken for a constant one.
-(rule ((= u (Use w "colx")) (= w (Win (Leaf s) (Lit r) (Lit c) 1 wd)) (MemOf w "Vec"))
-      ((union u (Keep w))) :ruleset legality :name "col-expand-single-row-identity")
-(rule ((= u (Use w "colx")) (= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (MemOf w "Vec")
+(rule ((= u (Use w ctx)) (= ctx "colx") (= w (Win (Leaf s) (Lit r) (Lit c) 1 wd)) (MemOf w "Vec"))
+      ((union u (Keep w ctx))) :ruleset legality :name "col-expand-single-row-identity")
+(rule ((= u (Use w ctx)) (= ctx "colx") (= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (MemOf w "Vec")
        (= wd (Pitch (Leaf s))))
-      ((union u (Keep w))) :ruleset legality :name "col-expand-full-width-identity")
+      ((union u (Keep w ctx))) :ruleset legality :name "col-expand-full-width-identity")
 """

@@ -11,8 +11,11 @@ Sorts
           ``tile.slice(base, [rows, cols], [row, col])``.
 ``Real``  how one use of a tile is realized in the output program:
           ``(Use tile ctx)`` is the use site itself (never extracted); rules make it equal to
-          ``(Keep tile)`` (pass the value as is — a zero-copy view for a window) or
-          ``(Copy tile mem)`` (a fresh ``tile.extract(base, r, c, shape, target_memory=mem)``).
+          ``(Keep tile ctx)`` (pass the value as is — a zero-copy view for a window) or
+          ``(Copy tile mem ctx)`` (a fresh ``tile.extract(base, r, c, shape, target_memory=mem)``).
+          Both carry the context: a term shared by two contexts would merge their use classes,
+          and a view proven for one context would leak into the other.  The decoder still
+          emits one copy per (window, memory).
           ``(Ext src row col)`` is an existing ``tile.extract`` statement's source and indices.
 ``Roots`` a balanced binary tree of everything to extract for one function (never a Vec root).
 
@@ -45,8 +48,8 @@ SCHEMA = """
   (Win Tile Idx Idx i64 i64 :cost 1000))
 (datatype Real
   (NR i64 :unextractable)
-  (Keep Tile)
-  (Copy Tile String)
+  (Keep Tile String)
+  (Copy Tile String String)
   (Ext Tile Idx Idx)
   (Use Tile String :unextractable))
 (datatype Roots
@@ -55,7 +58,7 @@ SCHEMA = """
   (RT Tile)
   (RI Idx)
   (RP Roots Roots))
-(function cost_table_Copy (Tile String) i64 :merge (min old new))
+(function cost_table_Copy (Tile String String) i64 :merge (min old new))
 """
 
 #: The program arrives as rows of primitive tables (bulk-loaded with egglog's ``input``), and

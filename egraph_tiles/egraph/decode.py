@@ -250,6 +250,7 @@ class Decoder:
         return w.src
 
     def lookup_copy(self, term: Term) -> Var | None:
+        term = term[:3]  # one copy per (window, memory), whatever the context
         for sc in reversed(self.scopes):
             if term in sc:
                 return sc[term]
@@ -274,7 +275,7 @@ class Decoder:
         call = Call("tile.extract", (VarRef(base), r, c),
                     (("shape", shape), ("target_memory", Symbol(("Mem", mem.value), mem))))
         out.append(AssignStmt(v, call, anchor.span))
-        self.scopes[-1][term] = v
+        self.scopes[-1][term[:3]] = v
         self.decisions.append(Decision("copy", site, term, v, placement))
         return v
 

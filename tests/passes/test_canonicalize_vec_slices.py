@@ -255,3 +255,19 @@ def test_explain_shows_the_alignment_arithmetic():
     et.canonicalize_tile_slice(et.parse_program(SEED_KERNELS["unaligned_column_before"]), report=rep)
     text = rep.explain()
     assert "(0 × 8 cols + 1) × 32 bits = 32 bits, not provably ≡ 0 mod 256 → copy 64 B" in text
+
+
+def test_view_proven_for_one_context_does_not_leak_into_another():
+    # hi is 32-byte aligned (a view for muls) but a non-contiguous col_expand operand (#2010)
+    assert_canonicalizes(XG, TG + """
+hi: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 32], [0, 32])
+sc: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.muls(hi, 0.125)
+g1: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(gamma, [1, 32], [0, 32])
+y: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(hi, g1)
+""", TG + """
+hi: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 32], [0, 32])
+hi_ext: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 32, shape=[16, 32], target_memory=pl.Mem.Vec)
+sc: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.muls(hi, 0.125)
+g1: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(gamma, [1, 32], [0, 32])
+y: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(hi_ext, g1)
+""")
