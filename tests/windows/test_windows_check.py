@@ -443,3 +443,124 @@ def test_egglog_panic_becomes_a_value_error_naming_the_function(monkeypatch):
     monkeypatch.setattr(win, "run_rules", panic)
     with pytest.raises(ValueError, match=re.escape("'kernel'")):
         check(kernel("return lhs"))
+
+
+def test_slice_of_a_loop_carried_allocation_is_judged_against_the_carried_tile():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+for b, (a,) in pl.range(0, 2, 1, init_values=(acc,)):
+    page = pl.tile.slice(a, [16, 32], [16, 0])
+    pl.tile.matmul_acc(page, lhs, rhs)
+    out = pl.yield_(a)
+return out
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
+
+
+def test_window_inside_a_split_aiv_scope_is_checked():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+    w = pl.tile.slice(acc, [16, 32], [16, 0])
+    pl.tile.matmul_acc(w, lhs, rhs)
+return acc
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
+
+
+def test_slice_of_a_loop_result_carrying_an_allocation_is_checked():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+for b, (a,) in pl.range(0, n, 1, init_values=(acc,)):
+    out = pl.yield_(a)
+w = pl.tile.slice(out, [16, 32], [16, 0])
+pl.tile.matmul_acc(w, lhs, rhs)
+return out
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
+
+
+def test_slice_of_an_if_merging_two_allocations_is_checked():
+    msg = rejection(kernel("""
+if n > 0:
+    x = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+    m = pl.yield_(x)
+else:
+    y = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+    m = pl.yield_(y)
+w = pl.tile.slice(m, [16, 32], [16, 0])
+pl.tile.matmul_acc(w, lhs, rhs)
+return m
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=13)
+
+
+def test_scalar_ssa_product_column_offset_is_resolved():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+k: pl.Scalar[pl.INDEX] = 4
+off = k * 2
+w = pl.tile.slice(acc, [16, 16], [16, off])
+pl.tile.matmul_acc(w, lhs, rhs)
+return acc
+""", cols=16))
+    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=10)
+
+
+def test_scalar_ssa_difference_column_offset_is_resolved():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+k: pl.Scalar[pl.INDEX] = 12
+off = k - 4
+w = pl.tile.slice(acc, [16, 16], [16, off])
+pl.tile.matmul_acc(w, lhs, rhs)
+return acc
+""", cols=16))
+    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=10)
+
+
+def test_if_arms_naming_one_window_through_a_zero_offset_subslice_are_merged():
+    # outer names (acc, i, 0); inner, a zero-offset slice of outer, names (acc, i + 0, 0 + 0)
+    msg = rejection(kernel("""
+acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
+outer = pl.tile.slice(acc, [16, 32], [i, 0])
+inner = pl.tile.slice(outer, [16, 32], [0, 0])
+if n > 0:
+    m = pl.yield_(outer)
+else:
+    m = pl.yield_(inner)
+pl.tile.matmul_acc(m, lhs, rhs)
+return acc
+""", extra=", i: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 64, 32, line=13)
+
+
+def test_if_arms_naming_one_window_through_a_full_zero_offset_parent_are_merged():
+    # direct names (acc, i, 0); via names (acc, 0 + i, 0 + 0)
+    msg = rejection(kernel("""
+acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
+direct = pl.tile.slice(acc, [16, 32], [i, 0])
+full = pl.tile.slice(acc, [64, 32], [0, 0])
+via = pl.tile.slice(full, [16, 32], [i, 0])
+if n > 0:
+    m = pl.yield_(direct)
+else:
+    m = pl.yield_(via)
+pl.tile.matmul_acc(m, lhs, rhs)
+return acc
+""", extra=", i: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 64, 32, line=14)
+
+
+def test_carry_used_as_destination_through_an_alias_is_checked_on_the_back_edge():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, 2, 1, init_values=(good,)):
+    a = c
+    pl.tile.matmul_acc(a, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
