@@ -11,6 +11,8 @@ import ast
 import difflib
 import gc
 import warnings
+from contextlib import contextmanager
+from typing import Iterator
 from dataclasses import dataclass, field
 
 from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var,
@@ -251,6 +253,9 @@ class _ExprReader:
         self.filename = filename
         self.env = env
         self.constants = constants
+        #: names rebound inside a loop / if body that ended: name -> line of that rebinding.
+        #: After the body the name still means its value *before* the body, unlike Python.
+        self.stale: dict[str, int] = {}
 
     def err(self, node: ast.AST | None, message: str) -> DslError:
         return _err(self.filename, node, message)
@@ -269,6 +274,11 @@ class _ExprReader:
                 return StrConst(v)
             raise self.err(node, f"unexpected {_describe(node)}; expected a number, a name or a call")
         if isinstance(node, ast.Name):
+            if node.id in self.stale:
+                raise self.err(node, f"{node.id!r} was bound inside a loop or if body at line "
+                               f"{self.stale[node.id]}, which does not reach this point; expected "
+                               "the value to leave the body through init_values=/pl.yield_, or a "
+                               "new name")
             if node.id in self.env:
                 return VarRef(self.env[node.id])
             if node.id in self.constants:
@@ -500,6 +510,7 @@ class _FunctionReader(_ExprReader):
     def __init__(self, filename: str, constants: dict[str, Expr], sigs: dict[str, list[Type]]):
         super().__init__(filename, {}, constants)
         self.sigs = sigs
+        self.lines: dict[int, int] = {}
 
     def span(self, node: ast.AST) -> Span:
         return Span(self.filename, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
@@ -565,7 +576,23 @@ class _FunctionReader(_ExprReader):
         self._check_name(node, name)
         v = Var(name, t)
         self.env[name] = v
+        self.stale.pop(name, None)
+        self.lines[id(v)] = getattr(node, "lineno", 0)
         return v
+
+    @contextmanager
+    def child_scope(self) -> Iterator[None]:
+        """A loop / if body: its bindings do not escape; names it rebinds go stale."""
+        saved_env, saved_stale = self.env, self.stale
+        self.env, self.stale = dict(saved_env), dict(saved_stale)
+        try:
+            yield
+        finally:
+            inner = self.env
+            self.env, self.stale = saved_env, saved_stale
+        for name, var in inner.items():
+            if saved_env.get(name) is not var:
+                self.stale.setdefault(name, self.lines.get(id(var), 0))
 
     # -- typing helpers
 
@@ -819,13 +846,9 @@ class _FunctionReader(_ExprReader):
 
     def _run_body(self, body: list[ast.stmt], binds: list[tuple[ast.AST, str, Type | None]]
                   ) -> tuple[_Block, list[Var]]:
-        saved = self.env
-        self.env = dict(saved)
-        try:
+        with self.child_scope():
             vs = [self.bind(n, name, t) for n, name, t in binds]
             blk = self.block(body, allow_yield=True)
-        finally:
-            self.env = saved
         return blk, vs
 
     def _carried(self, s: ast.AST, blk: _Block, n: int, what: str,
@@ -915,14 +938,10 @@ class _FunctionReader(_ExprReader):
         if len(cnode.args) != 1 or cnode.keywords:
             raise self.err(cnode, "pl.cond takes exactly one condition")
         ctypes = [self.type_of(e) for e in inits]
-        saved = self.env
-        self.env = dict(saved)
-        try:
+        with self.child_scope():
             vs = [self.bind(n, n.id, t) for n, t in zip(names, ctypes)]
             cond = self.expr(cnode.args[0])
             blk = self.block(s.body[1:], allow_yield=True)
-        finally:
-            self.env = saved
         rets = self._carried(s, blk, len(inits), "while loop", ctypes)
         return WhileStmt(vs, inits, cond, blk.stmts, rets, self.span(s))
 

@@ -253,3 +253,23 @@ def mutated_programs(draw):
 @given(mutated_programs())
 def test_mutated_programs_give_a_program_or_a_clean_error(text):
     _parse_or_reject(text)
+
+
+def test_reading_a_name_rebound_inside_a_loop_after_the_loop_is_rejected():
+    err = parse_error(kernel("u = pl.tile.muls(t, 0.5)", "for i in pl.range(4):",
+                             "    u = pl.tile.muls(u, 0.5)", "w = pl.tile.muls(u, 2.0)"))
+    assert err.line == 11 and "line 10" in err.message and "pl.yield_" in err.message
+
+
+def test_reading_a_name_rebound_in_an_if_arm_after_the_if_is_rejected():
+    err = parse_error(kernel("u = pl.tile.muls(t, 0.5)", "if n > 0:", "    u = pl.tile.muls(u, 0.5)",
+                             "w = pl.tile.muls(u, 2.0)"))
+    assert err.line == 11 and "'u'" in err.message
+
+
+def test_name_rebound_by_the_loop_yield_is_readable_after_the_loop():
+    prog = et.parse_program(kernel("for i, (c,) in pl.range(4, init_values=(t,)):",
+                                   "    t = pl.tile.muls(c, 0.5)", "    t = pl.yield_(t)",
+                                   "w = pl.tile.muls(t, 2.0)"))
+    loop, w = prog.functions[0].body[1:]
+    assert w.value.args[0].var is loop.return_vars[0]
