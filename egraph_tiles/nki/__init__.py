@@ -1,1 +1,71 @@
+"""NKI-style affine index layer: TileIndex / NDTile / arange / ds / broadcast / masks.
 
+The index algebra (normal form, loop-axis substitution, constant detection, interval bounds)
+runs as egglog rules (``egraph_tiles.rules.arith`` and ``egraph_tiles.rules.affine``), driven in
+batches by :class:`AffineSolver`.  Spec: ``shared/seeds/nki_affine_index_inference.txt``.
+
+Pipeline::
+
+    arange[:] / ds(start, size) / slices   normalize_slice -> normalize_range_args
+                                           -> normalize_expr_range_args (is_const / supremum)
+    partial_tile_index(shape)              per-axis TileIndex tuple on an NDTile
+    TileIndex arithmetic                   + - * // % fold into .e (affine only)
+    combine_tiles / cached_combine_index_tiles / broadcast_shapes
+    generate_subst_map -> canonicalize_expr -> AffineExpr.substitute   (e-graph rules)
+    lower_access -> AccessPattern([[step, count], ...], offset);  inst_mask -> TileMaskIntersection
+"""
+
+from egraph_tiles.nki.access import AccessPattern, access_address, lower_access
+from egraph_tiles.nki.combine import (
+    broadcast_shapes,
+    cached_combine_index_tiles,
+    canonicalize_expr,
+    combine_cache,
+    combine_index_tiles,
+    combine_tiles,
+    generate_subst_map,
+    unique_sequence,
+)
+from egraph_tiles.nki.expr import AffineExpr, Var, axis_var, scalar_var, wrap_expr
+from egraph_tiles.nki.kernel import Access, InferredInstruction, KernelInstruction, infer_kernel
+from egraph_tiles.nki.masks import (
+    CmpTileMask,
+    EQTileMask,
+    Instruction,
+    TileMask,
+    TileMaskIntersection,
+    inst_mask,
+    pred_eq,
+    pred_ge,
+    pred_gt,
+    pred_le,
+    pred_lt,
+    pred_ne,
+    substitute_expr_indices,
+)
+from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.ranges import (
+    DynSlice,
+    arange,
+    ds,
+    normalize_expr_range_args,
+    normalize_range_args,
+    normalize_slice,
+    partial_tile_index,
+)
+from egraph_tiles.nki.scalar import DynamicScalar, Scalar, nki_scalar_int_dtype, scalar
+from egraph_tiles.nki.solver import AffineSolver, Solution, solution_of, solve
+from egraph_tiles.nki.tile import APIndex, NDTile, TileIndex, filter_indices, generate_ap_index
+
+__all__ = [
+    "APIndex", "Access", "AccessPattern", "AffineExpr", "AffineSolver", "CmpTileMask",
+    "DynSlice", "DynamicScalar", "EQTileMask", "InferredInstruction", "Instruction",
+    "KernelInstruction", "NDTile", "NormalForm", "QuasiAtom", "Scalar", "Solution", "TileIndex",
+    "TileMask", "TileMaskIntersection", "Var", "access_address", "arange", "axis_var",
+    "broadcast_shapes", "cached_combine_index_tiles", "canonicalize_expr", "combine_cache",
+    "combine_index_tiles", "combine_tiles", "ds", "filter_indices", "generate_ap_index",
+    "generate_subst_map", "infer_kernel", "inst_mask", "lower_access", "nki_scalar_int_dtype",
+    "normalize_expr_range_args", "normalize_range_args", "normalize_slice", "partial_tile_index",
+    "pred_eq", "pred_ge", "pred_gt", "pred_le", "pred_lt", "pred_ne", "scalar", "scalar_var",
+    "solution_of", "solve", "substitute_expr_indices", "unique_sequence", "wrap_expr",
+]
