@@ -4,7 +4,7 @@
 runtime scalar, or a :class:`TileIndex` (e.g. from ``arange``).  Slice-like subscripts become
 axes of their own (the j-th of r axis-owning subscripts -- slice-likes and TileIndexes -- gets shape ``(1,)*j + (n,) + (1,)*(r-j-1)``,
 as ``arange(n)[None, :]`` would); all indices are broadcast onto one tile
-(:func:`broadcast_shapes`), the row-major element address ``sum(index_k * stride_k)`` is built,
+(:func:`cached_combine_index_tiles`, so a recurring subscript pattern is folded once), the row-major element address ``sum(index_k * stride_k)`` is built,
 and the e-graph's normal form of that address gives, per tile axis, its coefficient (the step)
 and the constant / runtime remainder (the offset).
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.nki.combine import broadcast_shapes
+from egraph_tiles.nki.combine import cached_combine_index_tiles
 from egraph_tiles.nki.expr import AffineExpr
 from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
 from egraph_tiles.nki.ranges import DynSlice, normalize_range_args, normalize_slice, range_count
@@ -86,7 +86,7 @@ def access_address(tensor_shape: Sequence[int], index: Any) -> tuple[NDTile | No
             items.append(s)
         else:
             raise TypeError("unexpected type %s" % type(s))
-    tile, exprs = broadcast_shapes(items)
+    tile, exprs = cached_combine_index_tiles(tuple(items))
     strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
     address = AffineExpr.const(0)
     for e, stride in zip(exprs, strides, strict=True):

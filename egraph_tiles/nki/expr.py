@@ -14,6 +14,8 @@ the index layer stays (quasi-)affine by construction.
 
 from __future__ import annotations
 
+import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from egraph_tiles.nki.normal_form import NormalForm
 
 __all__ = ["AffineExpr", "Var", "axis_var", "scalar_var", "wrap_expr"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +48,8 @@ class Var:
     def __post_init__(self) -> None:
         if self.lo is not None and self.hi is not None and self.lo > self.hi:
             raise ValueError(f"empty range [{self.lo}, {self.hi}] for variable {self.name!r}")
-        if not self.name or any(ch in self.name for ch in '"\\() '):
-            raise ValueError(f"invalid variable name {self.name!r}")
+        if not _NAME.fullmatch(self.name):
+            raise ValueError(f"invalid variable name {self.name!r} (use letters, digits, _ and .)")
 
     def __str__(self) -> str:
         return self.name
@@ -64,17 +68,28 @@ def scalar_var(name: str, lo: int | None = None, hi: int | None = None) -> Var:
 
 
 class AffineExpr:
-    """A node of a quasi-affine expression tree (``op`` in const/var/add/mul/floordiv/mod/subst)."""
+    """A node of a quasi-affine expression tree (``op`` in const/var/add/mul/floordiv/mod/subst).
 
-    __slots__ = ("__dict__", "_hash", "args", "op")
+    Nodes are hash-consed (a pure, weak interning cache): structurally equal expressions are
+    the same object, so equality and dictionary look-ups are O(1).
+    """
+
+    __slots__ = ("__dict__", "__weakref__", "_hash", "args", "op")
 
     op: str
     args: tuple[Any, ...]
 
-    def __init__(self, op: str, *args: Any) -> None:
+    def __new__(cls, op: str, *args: Any) -> AffineExpr:
+        key = (op, args)
+        hit = _INTERN.get(key)
+        if hit is not None:
+            return hit
+        self = object.__new__(cls)
         self.op = op
         self.args = args
-        self._hash = hash((op, args))
+        self._hash = hash(key)
+        _INTERN[key] = self
+        return self
 
     # ----- constructors ---------------------------------------------------------------------
     @staticmethod
@@ -92,12 +107,13 @@ class AffineExpr:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        """Structural equality of syntax (use :meth:`equiv` for mathematical equality)."""
-        if self is other:
-            return True
+        """Structural equality of syntax (interned: identity); :meth:`equiv` is mathematical."""
         if not isinstance(other, AffineExpr):
             return NotImplemented
-        return self._hash == other._hash and self.op == other.op and self.args == other.args
+        return self is other
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (AffineExpr, (self.op, *self.args))
 
     def __repr__(self) -> str:
         return f"AffineExpr({self})"
@@ -254,6 +270,9 @@ class AffineExpr:
     def equiv(self, other: object) -> bool:
         """Mathematical equality: same normal form."""
         return self.normal_form() == wrap_expr(other).normal_form()
+
+
+_INTERN: weakref.WeakValueDictionary[tuple[Any, ...], AffineExpr] = weakref.WeakValueDictionary()
 
 
 def _coerce(x: object) -> AffineExpr | None:

@@ -65,22 +65,24 @@ def infer_kernel(instrs: Sequence[KernelInstruction], solver: AffineSolver | Non
     diffs = [d for acc in accesses for s, n in _subscripts(acc)
              if (d := range_diff(s, n)) is not None]
     solve(diffs, solver)  # batch 1: every range length of the kernel
-    lowered: dict[Access, tuple[NDTile | None, AffineExpr]] = {}
-    for acc in accesses:
-        if acc not in lowered:
-            lowered[acc] = access_address(acc.tensor_shape, acc.index)
+    lowered = [access_address(acc.tensor_shape, acc.index) for acc in accesses]
     masks: list[TileMaskIntersection | None] = []
+    pos = 0
     for ins in instrs:
-        tile = lowered[ins.dst][0] or NDTile((), ())
+        tile = lowered[pos][0] or NDTile((), ())
+        pos += 1 + len(ins.srcs)
         dst_par = [TileIndex(i.e, tile) for i in tile.canonical_par_indices]
         dst_free = [TileIndex(i.e, tile) for i in tile.canonical_free_indices]
         masks.append(inst_mask(Instruction(tile, dst_par, dst_free, ins.predicates)))
-    exprs = [addr for _, addr in lowered.values()]
+    exprs = [addr for _, addr in lowered]
     exprs += [e for m in masks if m is not None for e in m.exprs()]
     sols = dict(zip(exprs, solve(exprs, solver), strict=True))  # batch 2: addresses + masks
-    patterns = {acc: pattern_from_solution(acc.tensor_shape, t, a, sols[a])
-                for acc, (t, a) in lowered.items()}
-    return [
-        InferredInstruction(patterns[ins.dst], tuple(patterns[s] for s in ins.srcs), m)
-        for ins, m in zip(instrs, masks, strict=True)
-    ]
+    patterns = [pattern_from_solution(acc.tensor_shape, t, a, sols[a])
+                for acc, (t, a) in zip(accesses, lowered, strict=True)]
+    out = []
+    pos = 0
+    for ins, m in zip(instrs, masks, strict=True):
+        n = 1 + len(ins.srcs)
+        out.append(InferredInstruction(patterns[pos], tuple(patterns[pos + 1:pos + n]), m))
+        pos += n
+    return out

@@ -75,6 +75,7 @@ class AffineSolver:
         self._pending: dict[AffineExpr, None] = {}
         self._results: dict[AffineExpr, Solution] = {}
         self._n_lets = 0
+        self._n_leaves = 0
 
     # ----- public ---------------------------------------------------------------------------
     def add(self, *exprs: AffineExpr) -> None:
@@ -192,9 +193,11 @@ class AffineSolver:
     def _read(self, todo: list[AffineExpr], names: list[str]) -> dict[AffineExpr, Solution]:
         cmds: list[str] = []
         leaves = []
+        base = self._n_leaves  # leaf ids are unique across solves: NkiMissing(i) must not merge
+        self._n_leaves += len(names)  # the leaves of two batches
         for i, name in enumerate(names):
-            leaf = self._let(f"(NkiLeaf {i} {name})", cmds)
-            cmds.append(f"(union {leaf} (NkiMissing {i}))")
+            leaf = self._let(f"(NkiLeaf {base + i} {name})", cmds)
+            cmds.append(f"(union {leaf} (NkiMissing {base + i}))")
             leaves.append(leaf)
         while len(leaves) > 1:
             nxt = []
@@ -209,7 +212,7 @@ class AffineSolver:
         forms: dict[int, NormalForm | None] = {}
         self._collect(termdag, root, forms)
         result: dict[AffineExpr, Solution] = {}
-        for i, (e, name) in enumerate(zip(todo, names, strict=True)):
+        for i, (e, name) in enumerate(zip(todo, names, strict=True), start=base):
             value = self._raw.lookup_function(name, [])
             lo = self._raw.lookup_function("lin_lo", [value])
             hi = self._raw.lookup_function("lin_hi", [value])

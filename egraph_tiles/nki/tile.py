@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
@@ -49,11 +49,17 @@ class APIndex:
 
     @property
     def var(self) -> Var:
-        return axis_var(f"{self.kind}{self.position}_{self.tripcount}", self.tripcount)
+        return _axis(self.kind, self.position, self.tripcount)[0]
 
     @property
     def e(self) -> AffineExpr:
-        return AffineExpr.var(self.var)
+        return _axis(self.kind, self.position, self.tripcount)[1]
+
+
+@lru_cache(maxsize=4096)
+def _axis(kind: str, position: int, tripcount: int) -> tuple[Var, AffineExpr]:
+    v = axis_var(f"{kind}{position}_{tripcount}", tripcount)
+    return v, AffineExpr.var(v)
 
 
 def generate_ap_index(i: int, d: int, kind: str = "f", stride: int = 1) -> APIndex:
