@@ -15,7 +15,8 @@ RULES = f"""
 (relation LoopVar (Idx Idx Idx))
 (ruleset multiples)
 ; a literal c != 0 is a multiple of its power-of-two part c & -c; 0 is a multiple of everything
-(rule ((= e (Lit c)) (!= c 0)) ((set (Mult e) (min (& c (- 0 c)) {CAP})))
+; (i64::MIN is excluded: -c overflows and c & -c would be negative)
+(rule ((= e (Lit c)) (!= c 0) (> c -9223372036854775807)) ((set (Mult e) (min (& c (- 0 c)) {CAP})))
       :ruleset multiples :name "mult-literal")
 (rule ((= e (Lit 0))) ((set (Mult e) {CAP})) :ruleset multiples :name "mult-zero")
 ; a parameter / opaque scalar is only known to be a multiple of 1
