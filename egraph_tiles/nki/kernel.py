@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from egraph_tiles.nki.access import AccessPattern, access_address, pattern_from_solution
-from egraph_tiles.nki.expr import AffineExpr
 from egraph_tiles.nki.masks import Instruction, TileMask, TileMaskIntersection, inst_mask
 from egraph_tiles.nki.ranges import range_diff
 from egraph_tiles.nki.solver import AffineSolver, solve

@@ -24,7 +24,9 @@ class QuasiAtom:
     def __str__(self) -> str:
         sym = "//" if self.op == "floordiv" else "%"
         inner = str(self.operand)
-        return f"({inner} {sym} {self.d})" if self.operand.is_const or len(self.operand.terms) == 1 and not self.operand.const else f"(({inner}) {sym} {self.d})"
+        if len(self.operand.terms) + bool(self.operand.const) > 1:
+            inner = f"({inner})"
+        return f"({inner} {sym} {self.d})"
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         v = self.operand.evaluate(env)

@@ -20,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from egglog import EGraph, Expr, i64Like, method
+from egglog import EGraph, Expr, String, StringLike, i64, i64Like, method, rule, ruleset, set_, union, vars_
 
 from egraph_tiles.nki.expr import AffineExpr, Var
 from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
-from egraph_tiles.rules.affine import affine_schedule
-from egraph_tiles.rules.arith import Lin, var_key
+from egraph_tiles.rules.affine import affine_schedule, atom_hi, atom_lo, lin_hi, lin_lo, subst_binding
+from egraph_tiles.rules.arith import Atom, Lin, Num, norm, var_key
 
 __all__ = ["AffineSolver", "Solution", "clear_cache", "solution_of", "solve"]
 
-_CHUNK_CHARS = 40_000
+_CHUNK_CHARS = 20_000
 _CACHE_LIMIT = 500_000
 
 
@@ -43,11 +43,27 @@ class Solution:
 
 
 class _Roots(Expr, egg_sort="NkiRoots"):
-    """Extraction roots: a balanced tree of (query index, normal form) leaves."""
+    """Extraction roots: a balanced tree of per-query results."""
 
-    @method(egg_fn="NkiLeaf")
+    @method(egg_fn="NkiQ", unextractable=True)
+    @classmethod
+    def query(cls, i: i64Like, n: Num) -> _Roots: ...
+
+    @method(egg_fn="NkiLeaf", cost=50)
     @classmethod
     def leaf(cls, i: i64Like, p: Lin) -> _Roots: ...
+
+    @method(egg_fn="NkiReport", cost=1)
+    @classmethod
+    def report(cls, i: i64Like, p: Lin, lo: i64Like, hi: i64Like) -> _Roots: ...
+
+    @method(egg_fn="NkiReportLo", cost=10)
+    @classmethod
+    def report_lo(cls, i: i64Like, p: Lin, lo: i64Like) -> _Roots: ...
+
+    @method(egg_fn="NkiReportHi", cost=10)
+    @classmethod
+    def report_hi(cls, i: i64Like, p: Lin, hi: i64Like) -> _Roots: ...
 
     @method(egg_fn="NkiMissing", cost=1_000_000_000)
     @classmethod
@@ -58,7 +74,66 @@ class _Roots(Expr, egg_sort="NkiRoots"):
     def pair(cls, a: _Roots, b: _Roots) -> _Roots: ...
 
 
-_SCHEDULE = affine_schedule()
+class _Facts(Expr, egg_sort="NkiFacts"):
+    """Driver facts shipped as terms (one command loads many; rules turn them into facts)."""
+
+    @method(egg_fn="NkiBind")
+    @classmethod
+    def bind(cls, m: i64Like, key: i64Like, target: Num) -> _Facts: ...
+
+    @method(egg_fn="NkiLo")
+    @classmethod
+    def lo(cls, name: StringLike, key: i64Like, lo: i64Like) -> _Facts: ...
+
+    @method(egg_fn="NkiHi")
+    @classmethod
+    def hi(cls, name: StringLike, key: i64Like, hi: i64Like) -> _Facts: ...
+
+    @method(egg_fn="NkiFactPair")
+    @classmethod
+    def pair(cls, a: _Facts, b: _Facts) -> _Facts: ...
+
+
+_i, _m, _k, _v, _lo, _hi = vars_("i m k v lo hi", i64)
+_n = vars_("n", Num).__next__()
+_p = vars_("p", Lin).__next__()
+_name = vars_("name", String).__next__()
+
+# Loading (not algebra): queries are normalized, driver facts become e-graph facts.
+_load = ruleset(
+    rule(_Roots.query(_i, _n), name="load_query").then(
+        union(_Roots.query(_i, _n)).with_(_Roots.leaf(_i, norm(_n)))
+    ),
+    rule(_Facts.bind(_m, _k, _n), name="load_binding").then(
+        union(subst_binding(_m, _k)).with_(norm(_n))
+    ),
+    rule(_Facts.lo(_name, _k, _v), name="load_var_lo").then(
+        set_(atom_lo(Atom.var(_name, _k))).to(_v)
+    ),
+    rule(_Facts.hi(_name, _k, _v), name="load_var_hi").then(
+        set_(atom_hi(Atom.var(_name, _k))).to(_v)
+    ),
+    name="nki_load",
+)
+
+# Reporting, run once after saturation (the bound lattices are final then).
+_report = ruleset(
+    rule(_Roots.leaf(_i, _p), lin_lo(_p) == _lo, lin_hi(_p) == _hi, name="report_bounds").then(
+        union(_Roots.leaf(_i, _p)).with_(_Roots.report(_i, _p, _lo, _hi))
+    ),
+    rule(_Roots.leaf(_i, _p), lin_lo(_p) == _lo, name="report_lo").then(
+        union(_Roots.leaf(_i, _p)).with_(_Roots.report_lo(_i, _p, _lo))
+    ),
+    rule(_Roots.leaf(_i, _p), lin_hi(_p) == _hi, name="report_hi").then(
+        union(_Roots.leaf(_i, _p)).with_(_Roots.report_hi(_i, _p, _hi))
+    ),
+    rule(_Roots.query(_i, _n), name="report_missing_fallback").then(
+        union(_Roots.query(_i, _n)).with_(_Roots.missing(_i))
+    ),
+    name="nki_report",
+)
+
+_SCHEDULE = _load.saturate() + affine_schedule() + _report.saturate()
 
 
 class AffineSolver:
@@ -66,7 +141,10 @@ class AffineSolver:
 
     def __init__(self) -> None:
         self._eg = EGraph()
-        self._eg.register(_Roots.pair(_Roots.leaf(0, Lin(0)), _Roots.missing(0)))
+        self._eg.register(
+            _Roots.pair(_Roots.query(0, Num(0)), _Roots.missing(0)),
+            _Facts.pair(_Facts.lo("_", 0, 0), _Facts.bind(0, 0, Num(0))),
+        )
         self._eg.run(_SCHEDULE)
         self._raw = self._eg._state.egraph  # low-level bindings e-graph (same instance)
         self._vars: dict[str, Var] = {}
@@ -75,7 +153,7 @@ class AffineSolver:
         self._pending: dict[AffineExpr, None] = {}
         self._results: dict[AffineExpr, Solution] = {}
         self._n_lets = 0
-        self._n_leaves = 0
+        self._n_leaves = 1  # leaf 0 is the warm-up term above
 
     # ----- public ---------------------------------------------------------------------------
     def add(self, *exprs: AffineExpr) -> None:
@@ -85,21 +163,25 @@ class AffineSolver:
                 self._pending[e] = None
 
     def solve(self) -> dict[AffineExpr, Solution]:
-        """Load every queued expression, saturate once, return their solutions."""
+        """Load every queued expression, saturate once, return their solutions.
+
+        Loading is a handful of egglog commands whatever the batch size (each command costs
+        ~0.1-0.7 ms in egglog, so one command per term would dominate).
+        """
         todo = list(self._pending)
         self._pending.clear()
         if not todo:
             return {}
-        cmds: list[str] = []
+        facts: list[str] = []
         memo: dict[AffineExpr, str] = {}
-        names = []
-        for e in todo:
-            text = self._encode(e, memo, cmds)
-            name = self._let(f"(norm {text})", cmds)
-            names.append(name)
+        base = self._n_leaves
+        self._n_leaves += len(todo)
+        queries = [f"(NkiQ {base + k} {self._encode(e, memo, facts)})" for k, e in enumerate(todo)]
+        cmds = self._tree_commands("NkiFactPair", facts) + self._tree_commands("NkiPair", queries)
+        roots = [c.split(" ", 2)[1] for c in cmds[-self._n_chunks(queries):]] if queries else []
         self._run_text(cmds)
         self._eg.run(_SCHEDULE)
-        solved = self._read(todo, names)
+        solved = self._read(todo, base, roots)
         self._results.update(solved)
         return solved
 
@@ -111,14 +193,39 @@ class AffineSolver:
         return self._results[e]
 
     # ----- loading --------------------------------------------------------------------------
-    def _let(self, text: str, cmds: list[str]) -> str:
-        self._n_lets += 1
-        name = f"$nki{self._n_lets}"
-        cmds.append(f"(let {name} {text})")
-        return name
+    @staticmethod
+    def _n_chunks(items: list[str]) -> int:
+        return len(AffineSolver._chunks(items))
 
-    def _declare_var(self, v: Var, cmds: list[str]) -> str:
-        text = f'(NumVar "{v.name}" {var_key(v.name)})'
+    @staticmethod
+    def _chunks(items: list[str]) -> list[list[str]]:
+        out: list[list[str]] = [[]]
+        size = 0
+        for it in items:
+            if size > _CHUNK_CHARS:
+                out.append([])
+                size = 0
+            out[-1].append(it)
+            size += len(it)
+        return [c for c in out if c]
+
+    def _tree_commands(self, pair: str, items: list[str]) -> list[str]:
+        """One ``(let $x (PAIR ...balanced tree...))`` command per chunk of ``items``."""
+        cmds = []
+        for chunk in self._chunks(items):
+            level = chunk
+            while len(level) > 1:
+                nxt = [f"({pair} {level[j]} {level[j + 1]})" for j in range(0, len(level) - 1, 2)]
+                if len(level) % 2:
+                    nxt.append(level[-1])
+                level = nxt
+            self._n_lets += 1
+            cmds.append(f"(let $nki{self._n_lets} {level[0]})")
+        return cmds
+
+    def _declare_var(self, v: Var, facts: list[str]) -> str:
+        key = var_key(v.name)
+        text = f'(NumVar "{v.name}" {key})'
         known = self._vars.get(v.name)
         if known is not None:
             if known != v:
@@ -128,14 +235,13 @@ class AffineSolver:
                 )
             return text
         self._vars[v.name] = v
-        atom = f'(AVar "{v.name}" {var_key(v.name)})'
         if v.lo is not None:
-            cmds.append(f"(set (atom_lo {atom}) {v.lo})")
+            facts.append(f'(NkiLo "{v.name}" {key} {v.lo})')
         if v.hi is not None:
-            cmds.append(f"(set (atom_hi {atom}) {v.hi})")
+            facts.append(f'(NkiHi "{v.name}" {key} {v.hi})')
         return text
 
-    def _encode(self, e: AffineExpr, memo: dict[AffineExpr, str], cmds: list[str]) -> str:
+    def _encode(self, e: AffineExpr, memo: dict[AffineExpr, str], facts: list[str]) -> str:
         hit = memo.get(e)
         if hit is not None:
             return hit
@@ -143,25 +249,23 @@ class AffineSolver:
         if op == "const":
             text = f"(NumLit {a[0]})"
         elif op == "var":
-            text = self._declare_var(a[0], cmds)
+            text = self._declare_var(a[0], facts)
         elif op == "add":
-            text = f"(NumAdd {self._encode(a[0], memo, cmds)} {self._encode(a[1], memo, cmds)})"
+            text = f"(NumAdd {self._encode(a[0], memo, facts)} {self._encode(a[1], memo, facts)})"
         elif op == "mul":
-            text = f"(NumMul {self._encode(a[0], memo, cmds)} (NumLit {a[1]}))"
+            text = f"(NumMul {self._encode(a[0], memo, facts)} (NumLit {a[1]}))"
         elif op == "floordiv":
-            text = f"(NumFloorDiv {self._encode(a[0], memo, cmds)} (NumLit {a[1]}))"
+            text = f"(NumFloorDiv {self._encode(a[0], memo, facts)} (NumLit {a[1]}))"
         elif op == "mod":
-            text = f"(NumMod {self._encode(a[0], memo, cmds)} (NumLit {a[1]}))"
+            text = f"(NumMod {self._encode(a[0], memo, facts)} (NumLit {a[1]}))"
         elif op == "subst":
-            text = self._encode_subst(e, memo, cmds)
+            text = self._encode_subst(e, memo, facts)
         else:
             raise AssertionError(f"unknown AffineExpr op {op!r}")
-        if len(text) > 200:  # share big subterms through a let instead of repeating the text
-            text = self._let(text, cmds)
         memo[e] = text
         return text
 
-    def _encode_subst(self, e: AffineExpr, memo: dict[AffineExpr, str], cmds: list[str]) -> str:
+    def _encode_subst(self, e: AffineExpr, memo: dict[AffineExpr, str], facts: list[str]) -> str:
         inner, items = e.args
         m = self._maps.get(items)
         if m is None:
@@ -173,69 +277,52 @@ class AffineSolver:
                 continue
             self._bindings.add((m, v.name))
             target = mapped.get(v, AffineExpr.var(v))
-            ttext = self._encode(target, memo, cmds)
-            cmds.append(f"(union (subst_binding {m} {var_key(v.name)}) (norm {ttext}))")
-        return f"(NumOfLin (subst (norm {self._encode(inner, memo, cmds)}) {m}))"
+            facts.append(f"(NkiBind {m} {var_key(v.name)} {self._encode(target, memo, facts)})")
+        return f"(NumOfLin (subst (norm {self._encode(inner, memo, facts)}) {m}))"
 
     def _run_text(self, cmds: list[str]) -> None:
-        chunk: list[str] = []
-        size = 0
         for c in cmds:
-            chunk.append(c)
-            size += len(c)
-            if size > _CHUNK_CHARS:
-                self._raw.run_program(*self._raw.parse_program("\n".join(chunk)))
-                chunk, size = [], 0
-        if chunk:
-            self._raw.run_program(*self._raw.parse_program("\n".join(chunk)))
+            self._raw.run_program(*self._raw.parse_program(c))
 
     # ----- reading --------------------------------------------------------------------------
-    def _read(self, todo: list[AffineExpr], names: list[str]) -> dict[AffineExpr, Solution]:
-        cmds: list[str] = []
-        leaves = []
-        base = self._n_leaves  # leaf ids are unique across solves: NkiMissing(i) must not merge
-        self._n_leaves += len(names)  # the leaves of two batches
-        for i, name in enumerate(names):
-            leaf = self._let(f"(NkiLeaf {base + i} {name})", cmds)
-            cmds.append(f"(union {leaf} (NkiMissing {base + i}))")
-            leaves.append(leaf)
-        while len(leaves) > 1:
-            nxt = []
-            for j in range(0, len(leaves) - 1, 2):
-                nxt.append(self._let(f"(NkiPair {leaves[j]} {leaves[j + 1]})", cmds))
-            if len(leaves) % 2:
-                nxt.append(leaves[-1])
-            leaves = nxt
-        self._run_text(cmds)
-        out = self._raw.run_program(*self._raw.parse_program(f"(extract {leaves[0]})"))
+    def _read(self, todo: list[AffineExpr], base: int, roots: list[str]) -> dict[AffineExpr, Solution]:
+        while len(roots) > 1:  # join the chunk roots so ONE extraction reads everything
+            nxt = [f"(NkiPair {roots[j]} {roots[j + 1]})" for j in range(0, len(roots) - 1, 2)]
+            if len(roots) % 2:
+                nxt.append(roots[-1])
+            roots = nxt
+        out = self._raw.run_program(*self._raw.parse_program(f"(extract {roots[0]})"))
         termdag, root = out[0].termdag, out[0].term
-        forms: dict[int, NormalForm | None] = {}
-        self._collect(termdag, root, forms)
-        result: dict[AffineExpr, Solution] = {}
-        for i, (e, name) in enumerate(zip(todo, names, strict=True), start=base):
-            value = self._raw.lookup_function(name, [])
-            lo = self._raw.lookup_function("lin_lo", [value])
-            hi = self._raw.lookup_function("lin_hi", [value])
-            result[e] = Solution(
-                forms[i],
-                None if lo is None else self._raw.value_to_i64(lo),
-                None if hi is None else self._raw.value_to_i64(hi),
-            )
-        return result
+        found: dict[int, Solution] = {}
+        self._collect(termdag, root, found)
+        return {e: found[base + k] for k, e in enumerate(todo)}
 
-    def _collect(self, td: object, root: int, forms: dict[int, NormalForm | None]) -> None:
+    def _collect(self, td: object, root: int, found: dict[int, Solution]) -> None:
         memo: dict[int, object] = {}
         stack = [root]
+
+        def lit(tid: int) -> object:
+            return td.get(tid).value.value
+
         while stack:
             node = td.get(stack.pop())
-            if node.name == "NkiPair":
-                stack.extend(node.args)
-            elif node.name == "NkiLeaf":
-                forms[td.get(node.args[0]).value.value] = self._lin(td, node.args[1], memo)
-            elif node.name == "NkiMissing":
-                forms[td.get(node.args[0]).value.value] = None
+            name, args = node.name, node.args
+            if name == "NkiPair":
+                stack.extend(args)
+            elif name == "NkiMissing":
+                found[lit(args[0])] = Solution(None, None, None)
             else:
-                raise AssertionError(f"unexpected extraction root {node.name}")
+                nf = self._lin(td, args[1], memo)
+                lo = hi = None
+                if name == "NkiReport":
+                    lo, hi = lit(args[2]), lit(args[3])
+                elif name == "NkiReportLo":
+                    lo = lit(args[2])
+                elif name == "NkiReportHi":
+                    hi = lit(args[2])
+                elif name != "NkiLeaf":
+                    raise AssertionError(f"unexpected extraction root {name}")
+                found[lit(args[0])] = Solution(nf, lo, hi)
 
     def _lin(self, td: object, tid: int, memo: dict[int, object]) -> NormalForm:
         hit = memo.get(tid)
