@@ -17,7 +17,10 @@ These rules implement the parts of the NKI index layer
 
 How to reuse
 ------------
-Run ``affine_schedule()`` (it includes the arith rules and analyses).  The driver supplies positive facts only:
+Run ``affine_schedule()``: it includes the arith rules and stratifies them -- every analysis
+(keys, bounds, bound-aware simplification, which *subsume* what they simplify) saturates before
+each structural step, so an opaque ``//`` / ``%`` atom is only built for a remainder no analysis
+could simplify.  The driver supplies positive facts only, before running:
 
 * a variable's range: ``set_(atom_lo(Atom.var(n, k))).to(lo)`` and ``atom_hi`` likewise;
 * a substitution map ``m`` (an ``i64`` id): ``union(subst_binding(m, k)).with_(target_lin)`` for
@@ -25,7 +28,20 @@ Run ``affine_schedule()`` (it includes the arith rules and analyses).  The drive
   included -- a missing binding leaves the substitution unresolved rather than guessing);
 * the substituted expression itself: ``Num.of_lin(subst(norm(e), m))`` or ``subst(norm(e), m)``.
 
-The NKI driver doing exactly that is ``egraph_tiles.nki.solver.AffineSolver``.
+Then read ``norm(e)`` (extract it) and ``lin_lo`` / ``lin_hi`` of it.  The NKI driver doing
+exactly that, for a whole batch at once, is ``egraph_tiles.nki.solver.AffineSolver``.
+
+Example (tested in ``tests/nki/test_nki_rules_affine.py``)::
+
+    eg = EGraph()
+    i, j = var("i"), var("j")
+    eg.register(set_(atom_lo(Atom.var("i", var_key("i")))).to(0),
+                set_(atom_hi(Atom.var("i", var_key("i")))).to(7),
+                union(subst_binding(1, var_key("i"))).with_(norm(j * 2)),
+                subst(norm(i * 3 + 1), 1))
+    eg.run(affine_schedule())
+    eg.extract(subst(norm(i * 3 + 1), 1))     # 6*j + 1
+    eg.extract(lin_hi(norm(i * 3 + 1)))       # 22
 """
 
 from __future__ import annotations

@@ -19,19 +19,22 @@ non-constant expressions has no normal form (``norm`` stays empty): the layer is
 
 How to reuse
 ------------
-Register ``arith_rules`` (and optionally ``arith_union_rules``) in your own e-graph::
+Run :func:`arith_schedule` (and optionally ``arith_union_rules``) in your own e-graph::
 
-    from egraph_tiles.rules.arith import Num, var, norm, arith_rules, arith_union_rules
+    from egglog import EGraph, eq
+    from egraph_tiles.rules.arith import Num, var, arith_schedule, arith_union_rules
     i = var("i")
-    a = (i * 16 + 8) - 8
-    eg = EGraph(); eg.register(norm(a), norm(i * 16))
-    eg.run((arith_rules | arith_union_rules).saturate())
+    a = (i * 16 + 8) - 8                     # ints convert to Num
+    eg = EGraph(); eg.register(a, i * 16)
+    eg.run((arith_schedule() + arith_union_rules.saturate()).saturate())
     eg.check(eq(a).to(i * Num(16)))          # same normal form => same e-class
 
-``arith_union_rules`` unions every ``Num`` whose normal forms coincide (so ``(i*16+8)-8`` and
-``i*16`` become one e-class, and a constant expression joins ``Num(c)``); every ``Num`` you want
-normalized must appear under ``norm(...)`` (the rule ``norm_everything`` in that ruleset does
-this for all ``Num`` terms).  ``Num.of_lin(P)`` embeds a normal form back into syntax.
+``arith_union_rules`` normalizes every ``Num`` term (one ``norm_every_*`` rule per constructor),
+unions every two ``Num`` whose normal forms coincide (so ``(i*16+8)-8`` and ``i*16`` become one
+e-class) and joins a constant expression with its literal ``Num(c)`` (constant folding).
+``Num.of_lin(P)`` embeds a normal form back into syntax.  To only *read* normal forms, register
+``norm(n)`` and extract it after ``arith_schedule()``.  ``egraph_tiles.rules.affine`` adds
+substitution and interval bounds on top (``affine_schedule()`` includes everything here).
 
 Variable order is by ``key``; :func:`var` derives the key from the name with a stable hash, so
 normal forms agree across e-graphs.  Keys of quasi-affine atoms are a structural hash of their
@@ -44,6 +47,7 @@ from __future__ import annotations
 import hashlib
 
 from egglog import (
+    converter,
     Schedule,
     subsume,
     eq,
@@ -156,6 +160,9 @@ class Lin(Expr, egg_sort="Lin"):
     @method(egg_fn="LinTerm")
     @classmethod
     def term(cls, coef: i64Like, key: i64Like, atom: Atom, rest: Lin) -> Lin: ...
+
+
+converter(int, Num, lambda v: Num(v))
 
 
 def var(name: str) -> Num:

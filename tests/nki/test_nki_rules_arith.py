@@ -86,3 +86,24 @@ def test_var_key_is_stable_and_below_atom_keys():
 
     assert var_key("p0_128") == var_key("p0_128")
     assert 0 <= var_key("some_long_name") < ATOM_KEY_BASE
+
+
+def test_module_docstring_reuse_example_runs():
+    from egglog import EGraph, eq
+
+    i = var("i")
+    a = (i * 16 + 8) - 8
+    eg = EGraph()
+    eg.register(a, i * 16)
+    eg.run((arith_schedule() + arith_union_rules.saturate()).saturate())
+    eg.check(eq(a).to(i * Num(16)))
+
+
+def test_affine_schedule_includes_the_arith_rules():
+    from egraph_tiles.rules.affine import affine_schedule
+
+    i = var("i")
+    eg = EGraph()
+    eg.register(norm((i * 16 + 8) - 8))
+    eg.run(affine_schedule())
+    assert str(eg.extract(norm((i * 16 + 8) - 8))) == str(Lin.term(16, var_key("i"), _atom("i"), Lin(0)))
