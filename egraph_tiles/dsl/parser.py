@@ -313,6 +313,9 @@ class _ExprReader:
             return self.symbol(node)
         if isinstance(node, ast.Call):
             return self.call(node, d)
+        if isinstance(node, ast.Subscript):
+            raise self.err(node, "a tile subscript must be the whole right-hand side of an "
+                           "assignment; expected e.g. row = t[i, :]")
         raise self.err(node, f"unexpected {_describe(node)}; expected a number, a name, "
                        "scalar arithmetic, a list or a pl call")
 
@@ -812,7 +815,11 @@ class _FunctionReader(_ExprReader):
         if not isinstance(target, ast.Name):
             raise self.err(target, "expected a single variable name as the assignment target "
                            "(tuple unpacking and subscripts are not supported)")
-        value = self.expr(value_node)
+        if isinstance(value_node, ast.Subscript):  # NKI-style t[i, :], t[ds(off, 64), :]
+            from .subscripts import lower_subscript
+            value: Expr = lower_subscript(self, value_node)
+        else:
+            value = self.expr(value_node)
         t = self.value_type(value, s, ann)
         if ann is not None:
             t = self.agree(s, target.id, t, ann)
