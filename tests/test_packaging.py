@@ -1,38 +1,43 @@
 """The rules live in the top-level ``rules/`` folder but must ship inside the package."""
 
-import json
+import shutil
 import subprocess
 import sys
 import zipfile
-from importlib import metadata
 from pathlib import Path
 
+import egraph_tiles
+import egraph_tiles.rules
+
 ROOT = Path(__file__).resolve().parents[1]
+RULE_MODULES = sorted(p.name for p in (ROOT / "rules").glob("*.py"))
 
 
-def _is_editable() -> bool:
-    text = metadata.distribution("egraph-tiles").read_text("direct_url.json") or "{}"
-    return json.loads(text).get("dir_info", {}).get("editable", False)
+def _installed_from_source_tree() -> bool:
+    return Path(egraph_tiles.rules.__file__).resolve().parent == (ROOT / "rules").resolve()
 
 
-def _shipped_files() -> set[str]:
-    if not _is_editable():
-        return {str(f) for f in metadata.files("egraph-tiles") or []}
-    # an editable install records no module files: build the real wheel and look inside
-    out = ROOT / "build" / "wheel-test"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out),
-                    str(ROOT)], check=True, capture_output=True)
-    wheel = max(out.glob("egraph_tiles-*.whl"), key=lambda p: p.stat().st_mtime)
+def _wheel_files(tmp_path: Path) -> set[str]:
+    # build from a copy so setuptools' egg-info never lands in the working tree
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "*.egg-info", "__pycache__", ".hypothesis", "results"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                    str(tmp_path / "dist"), str(src)], check=True, capture_output=True)
+    (wheel,) = (tmp_path / "dist").glob("egraph_tiles-*.whl")
     return set(zipfile.ZipFile(wheel).namelist())
 
 
-def test_non_editable_install_carries_every_rule_module():
-    shipped = _shipped_files()
-    for module in sorted((ROOT / "rules").glob("*.py")):
-        assert f"egraph_tiles/rules/{module.name}" in shipped, module.name
+def test_non_editable_install_carries_every_rule_module(tmp_path):
+    if _installed_from_source_tree():  # an editable install: look inside the real wheel
+        shipped = _wheel_files(tmp_path)
+        missing = [m for m in RULE_MODULES if f"egraph_tiles/rules/{m}" not in shipped]
+    else:  # a regular install: the modules sit next to the installed package
+        installed = Path(egraph_tiles.__file__).parent / "rules"
+        missing = [m for m in RULE_MODULES if not (installed / m).is_file()]
+    assert not missing, f"rules/ modules not shipped: {missing}"
 
 
 def test_rules_import_as_a_subpackage():
-    import egraph_tiles.rules
-
     assert Path(egraph_tiles.rules.__file__).name == "__init__.py"
+    assert egraph_tiles.rules.__name__ == "egraph_tiles.rules"
