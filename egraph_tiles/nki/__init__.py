@@ -13,6 +13,9 @@ Pipeline::
     combine_tiles / cached_combine_index_tiles / broadcast_shapes
     generate_subst_map -> canonicalize_expr -> AffineExpr.substitute   (e-graph rules)
     lower_access -> AccessPattern([[step, count], ...], offset);  inst_mask -> TileMaskIntersection
+
+The tile DSL's subscripts (``t[i, :]``, ``t[:, 64:128]``, ``t[ds(off, n), :]``) lower through the
+same normalization to canonical ``tile.slice`` calls: ``egraph_tiles.dsl.subscripts``.
 """
 
 from egraph_tiles.nki.access import AccessPattern, access_address, lower_access
