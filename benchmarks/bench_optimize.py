@@ -33,11 +33,19 @@ BLOCK = '''        for ko{k} in pl.range(0, 256, 128):
             z{k}: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(g{k}, 0.5)
 '''
 PER_BLOCK = 10  # the loop plus nine statements
+#: ``--acc``: each block also accumulates into a full-row column window of a wider Acc tile
+#: (accepted), so the Acc-window check builds and saturates its e-graph instead of skipping it
+ACC = '''            e{k}: pl.Tile[[32, 128], pl.FP32, pl.Mem.Acc] = pl.tile.create([32, 128], pl.FP32, target_memory=pl.Mem.Acc)
+            f{k}: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = pl.tile.slice(e{k}, [32, 64], [0, 64])
+            h{k}: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(f{k}, a{k}, r{k})
+'''
+PER_BLOCK_ACC = 13
 
 
-def kernel(statements: int) -> str:
-    blocks = max(1, statements // PER_BLOCK)
-    return HEADER + "".join(BLOCK.format(k=k, uo=1 + k % 7) for k in range(blocks))
+def kernel(statements: int, acc: bool = False) -> str:
+    blocks = max(1, statements // (PER_BLOCK_ACC if acc else PER_BLOCK))
+    block = BLOCK + ACC if acc else BLOCK
+    return HEADER + "".join(block.format(k=k, uo=1 + k % 7) for k in range(blocks))
 
 
 CHILD = r'''
@@ -47,7 +55,7 @@ from egraph_tiles.egraph.report import Report
 sys.path.insert(0, {here!r})
 from bench_optimize import kernel
 import egraph_tiles.passes.canonicalize as canon
-prog = et.parse_program(kernel({n}))
+prog = et.parse_program(kernel({n}, {acc}))
 rep = Report()
 acc = [0.0]
 _check = canon.check_acc_windows
@@ -64,17 +72,17 @@ print(json.dumps(dict(n={n}, seconds=dt, windows=acc[0], enodes=f.enodes, iterat
 '''
 
 
-def run(n: int) -> dict:
+def run(n: int, acc: bool = False) -> dict:
     import os
 
     here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, "-c", CHILD.format(here=here, n=n)], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", CHILD.format(here=here, n=n, acc=acc)], capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(sizes: list[int]) -> None:
-    rows = [run(n) for n in sizes]
+def main(sizes: list[int], acc: bool = False) -> None:
+    rows = [run(n, acc) for n in sizes]
     print("| statements | optimize wall (s) | of which Acc-window check (s) | slice canonicalization (s) "
           "| µs / statement (canon.) | peak RSS (MB) | e-nodes | iterations |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -85,4 +93,5 @@ def main(sizes: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [100, 1000, 10000])
+    args = sys.argv[1:]
+    main([int(a) for a in args if a != "--acc"] or [100, 1000, 10000], acc="--acc" in args)

@@ -7,7 +7,8 @@ writes its destination compactly with no destination stride, so any other window
 accumulator is a silent miscompute, and there is no repair: it is rejected.
 
 This module is egglog text run in a small e-graph of its own (``egraph_tiles.egraph.windows``
-encodes one function's dataflow as the facts below and reads the violation facts back).
+encodes one function's dataflow as the facts below — bulk-loaded as the ``LOAD`` tables, whose
+``w_load`` rules rebuild the terms — and reads the violation facts back).
 
 Vocabulary (every id is an ``i64``: variables by ``Var.uid``, statements / loops / ifs by their
 program-order index; all of them are *structure*, encoded verbatim from the IR):
@@ -33,7 +34,8 @@ program-order index; all of them are *structure*, encoded verbatim from the IR):
 
 Derived, in the order the rules below build them:
 
-``(w_same_ext a b)``  both ends provably have the same extent (dtype, rank, equal constants).
+same extent          both ends of an edge provably have the same extent (dtype, rank, equal
+                     constants): every edge rule joins ``(w_ext a e) (w_ext b e)`` on its own ends.
 ``(w_ident v src)``   an identity-preserving edge whose ends have the same extent.
 ``(w_root v)``        v provably names no window: its own storage is a parent.
 ``(w_names v P r c)`` v names the window of root parent P at offset (r, c).
@@ -52,13 +54,14 @@ a parent, a symbolic extent has no ``w_ext``, a dynamic column offset never fold
 
 SCHEMA = """
 (datatype WOff
+  (WN i64 :unextractable)
   (WK i64)
   (WSym i64)
   (WOpaque i64)
   (WAdd WOff WOff)
   (WSub WOff WOff)
   (WMul WOff WOff))
-(datatype WDims (WNil) (WCons i64 WDims))
+(datatype WDims (WD i64 :unextractable) (WNil) (WCons i64 WDims))
 (datatype WExtent (WExt String WDims))
 
 (relation w_tile (i64 String i64 i64))
@@ -79,7 +82,6 @@ SCHEMA = """
 (relation w_bounds (i64 WOff WOff WOff))
 (relation w_if (i64 i64 i64 i64 i64))
 
-(relation w_same_ext (i64 i64))
 (relation w_dims2 (i64 i64 i64))
 (relation w_acc_parent (i64 i64))
 (relation w_ident (i64 i64))
@@ -91,8 +93,40 @@ SCHEMA = """
 (relation w_two_trips (i64))
 (relation w_probe (i64 i64 i64 i64))
 (relation w_noncontig (i64 i64 i64 i64))
+(relation w_mid_block (i64 i64 i64 i64))
 (relation w_violation (i64 i64 i64 i64 i64))
 (relation w_backedge_violation (i64 i64 i64 i64 i64 i64))
+"""
+
+LOAD = """
+(relation WKRow (i64 i64))
+(relation WSymRow (i64 i64))
+(relation WOpaqueRow (i64 i64))
+(relation WAddRow (i64 i64 i64))
+(relation WSubRow (i64 i64 i64))
+(relation WMulRow (i64 i64 i64))
+(relation WDefRow (i64 i64))
+(relation WNilRow (i64))
+(relation WConsRow (i64 i64 i64))
+(relation WExtRow (i64 String i64))
+(relation WSliceRow (i64 i64 i64 i64))
+(relation WBoundsRow (i64 i64 i64 i64))
+(ruleset w_load)
+; bulk loading (``egraph_tiles.egraph.schedule.load_tables``): each row names a term by a node id
+; (``WN`` / ``WD``); these rules rebuild the terms the vocabulary above describes.  Structure only.
+(rule ((WKRow n k)) ((union (WN n) (WK k))) :ruleset w_load :name "w-load-constant")
+(rule ((WSymRow n u)) ((union (WN n) (WSym u))) :ruleset w_load :name "w-load-symbol")
+(rule ((WOpaqueRow n k)) ((union (WN n) (WOpaque k))) :ruleset w_load :name "w-load-opaque")
+(rule ((WAddRow n a b)) ((union (WN n) (WAdd (WN a) (WN b)))) :ruleset w_load :name "w-load-add")
+(rule ((WSubRow n a b)) ((union (WN n) (WSub (WN a) (WN b)))) :ruleset w_load :name "w-load-sub")
+(rule ((WMulRow n a b)) ((union (WN n) (WMul (WN a) (WN b)))) :ruleset w_load :name "w-load-mul")
+; a scalar SSA definition is unioned with what it names
+(rule ((WDefRow u n)) ((union (WSym u) (WN n))) :ruleset w_load :name "w-load-ssa-definition")
+(rule ((WNilRow n)) ((union (WD n) (WNil))) :ruleset w_load :name "w-load-dims-nil")
+(rule ((WConsRow n d t)) ((union (WD n) (WCons d (WD t)))) :ruleset w_load :name "w-load-dims-cons")
+(rule ((WExtRow v dt n)) ((w_ext v (WExt dt (WD n)))) :ruleset w_load :name "w-load-extent")
+(rule ((WSliceRow v src r c)) ((w_slice v src (WN r) (WN c))) :ruleset w_load :name "w-load-slice")
+(rule ((WBoundsRow L a b st)) ((w_bounds L (WN a) (WN b) (WN st))) :ruleset w_load :name "w-load-bounds")
 """
 
 RULES = """
@@ -108,7 +142,8 @@ RULES = """
 
 ; ---- extents (seed: "an edge is recorded only when both ends provably describe the same window
 ; extent — same rank, same dtype, and every dimension a compile-time constant of the same value")
-(rule ((w_ext a e) (w_ext b e)) ((w_same_ext a b)) :ruleset windows :name "w-same-extent")
+; (joined inline below — ``(w_ext a e) (w_ext b e)`` — so only the pairs an edge relates are
+; compared, never every pair of values with one extent)
 (rule ((w_ext v (WExt dt (WCons r (WCons c (WNil))))))
       ((w_dims2 v r c)) :ruleset windows :name "w-dims2")
 ; the parent the verdict is read from: a 2-D Acc tile of 4-byte elements with constant rows
@@ -119,16 +154,16 @@ RULES = """
 
 ; ---- identity-preserving edges, each only between equal extents
 ; seed edge "v = w (plain SSA alias)"
-(rule ((w_alias v w) (w_same_ext v w)) ((w_ident v w)) :ruleset windows :name "w-edge-alias")
+(rule ((w_alias v w) (w_ext v e) (w_ext w e)) ((w_ident v w)) :ruleset windows :name "w-edge-alias")
 ; seed edge "the op's output lands in a source operand's storage": a registry read —
 ; OutputMemoryInheritsInput() && IsInplaceSafe() (reshape, set_validshape, ...) ...
-(rule ((w_result s v) (w_call s op) (w_op_view op) (w_arg s 0 src) (w_same_ext v src))
+(rule ((w_result s v) (w_call s op) (w_op_view op) (w_arg s 0 src) (w_ext v e) (w_ext src e))
       ((w_ident v src)) :ruleset windows :name "w-edge-view")
 ; ... or set_output_reuses_input (a chained matmul_acc)
-(rule ((w_result s v) (w_call s op) (w_op_reuses op k) (w_arg s k src) (w_same_ext v src))
+(rule ((w_result s v) (w_call s op) (w_op_reuses op k) (w_arg s k src) (w_ext v e) (w_ext src e))
       ((w_ident v src)) :ruleset windows :name "w-edge-reuses")
 ; seed edge "Loop IterArg: its initializer's window (ForStmt / WhileStmt)"
-(rule ((w_iter L k ia init) (w_same_ext ia init))
+(rule ((w_iter L k ia init) (w_ext ia e) (w_ext init e))
       ((w_ident ia init)) :ruleset windows :name "w-edge-iter-arg")
 
 ; ---- roots: values that provably name no window (their storage is a parent)
@@ -139,9 +174,9 @@ RULES = """
 (rule ((w_ident v src) (w_root src)) ((w_root v)) :ruleset windows :name "w-root-ident")
 ; a loop result is the initializer (zero trips) or the yield: a root only when both are
 (rule ((w_loop_ret L k ret) (w_iter L k ia init) (w_yield L k y)
-       (w_root init) (w_root y) (w_same_ext ret init) (w_same_ext ret y))
+       (w_root init) (w_root y) (w_ext ret e) (w_ext init e) (w_ext y e))
       ((w_root ret)) :ruleset windows :name "w-root-loop-ret")
-(rule ((w_if I k t e ret) (w_root t) (w_root e) (w_same_ext ret t) (w_same_ext ret e))
+(rule ((w_if I k t el ret) (w_root t) (w_root el) (w_ext ret x) (w_ext t x) (w_ext el x))
       ((w_root ret)) :ruleset windows :name "w-root-if")
 
 ; ---- window resolution
@@ -157,12 +192,12 @@ RULES = """
 ; seed "ForStmt / WhileStmt return_vars_[i]: the window the trailing pl.yield_ names — only when
 ; that is the same window the initializer names"
 (rule ((w_loop_ret L k ret) (w_iter L k ia init) (w_yield L k y)
-       (w_names init p r c) (w_names y p r c) (w_same_ext ret init) (w_same_ext ret y))
+       (w_names init p r c) (w_names y p r c) (w_ext ret e) (w_ext init e) (w_ext y e))
       ((w_names ret p r c)) :ruleset windows :name "w-names-loop-ret")
 ; seed "IfStmt::return_vars_[i]: the window both arms yield, when they provably yield the same one
 ; (same parent Var, equal offsets)"
-(rule ((w_if I k t e ret) (w_names t p r c) (w_names e p r c)
-       (w_same_ext ret t) (w_same_ext ret e))
+(rule ((w_if I k t el ret) (w_names t p r c) (w_names el p r c)
+       (w_ext ret x) (w_ext t x) (w_ext el x))
       ((w_names ret p r c)) :ruleset windows :name "w-names-if")
 
 ; ---- accumulator destinations, from the registry's reuses_arg (never an op list)

@@ -56,9 +56,10 @@ def load(eg: eb.EGraph, commands: list[str]) -> None:
         eg.run_program(*eg.parse_program("\n".join(commands[i:i + CHUNK])))
 
 
-def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]]) -> None:
+def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "load") -> None:
     """Bulk-load table rows with ``input`` (a temporary TSV per table; thousands of single
-    commands would each be compiled as a rule), then run the ``load`` ruleset once."""
+    commands would each be compiled as a rule), then run ``ruleset`` once (the engine's
+    ``load``; the Acc-window check's own e-graph names its loading rules ``w_load``)."""
     import os
     import tempfile
 
@@ -71,7 +72,7 @@ def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]]) -> None:
             cmds.append(eb.Input(SPAN, table, path))
         if cmds:
             eg.run_program(*cmds)
-    eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("load", None))))
+    eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset, None))))
 
 
 def size(eg: eb.EGraph) -> int:

@@ -9,6 +9,7 @@ violations.  :func:`check_acc_windows` raises the first violation in program ord
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from egglog import bindings
@@ -19,20 +20,34 @@ from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeSt
                         WhileStmt, YieldStmt)
 from ..ir.types import ScalarType, TileType
 from ..rules import windows as rules
+from .schedule import load_tables
 
-_ARITH = {"+": "WAdd", "-": "WSub", "*": "WMul"}
-_CHUNK = 50  # facts per parse_program call
+_ARITH = {"+": "WAddRow", "-": "WSubRow", "*": "WMulRow"}
+Rows = dict[str, list[tuple]]
 
 
 @dataclass
 class _Encoding:
-    """The facts for one function plus what the message needs to name things."""
+    """The facts for one function (rows of the relations and ``LOAD`` tables of
+    ``rules.windows``) plus what the message needs to name things."""
 
-    facts: list[str] = field(default_factory=list)
+    rows: Rows = field(default_factory=lambda: defaultdict(list))
     vars: dict[int, Var] = field(default_factory=dict)
     stmts: list[Stmt] = field(default_factory=list)
     op_ids: dict[str, int] = field(default_factory=dict)
     opaque: int = 0
+    nodes: int = 0  # ids of WOff / WDims nodes (``WN`` / ``WD``)
+    dims: dict[tuple[int, ...], int] = field(default_factory=dict)
+    #: some call writes back (registry ``reuses_arg``) into a tile operand: without one, no
+    #: ``w_dest`` can name a tile, so no rule can derive a violation (see ``violations``)
+    writes_back_into_tile: bool = False
+
+    def row(self, table: str, *values: object) -> None:
+        self.rows[table].append(values)
+
+    def node(self) -> int:
+        self.nodes += 1
+        return self.nodes
 
     # ------------------------------------------------------------------ values and offsets
 
@@ -47,30 +62,43 @@ class _Encoding:
         if not isinstance(t, TileType):
             return
         mem = t.memory.value if t.memory is not None else "?"
-        self.facts.append(f'(w_tile {v.uid} "{mem}" {t.dtype.storage_bits} {t.rank})')
+        self.row("w_tile", v.uid, mem, t.dtype.storage_bits, t.rank)
         dims = [const_int(d) for d in t.shape]
         for i, d in enumerate(dims):
             if d is not None:
-                self.facts.append(f"(w_dim {v.uid} {i} {d})")
+                self.row("w_dim", v.uid, i, d)
         if all(d is not None for d in dims):
-            cons = "(WNil)"
-            for d in reversed(dims):
-                cons = f"(WCons {d} {cons})"
-            self.facts.append(f'(w_ext {v.uid} (WExt "{t.dtype.name}" {cons}))')
+            self.row("WExtRow", v.uid, t.dtype.name, self.dims_node(tuple(dims)))
 
-    def off(self, e: Expr) -> str:
-        """A scalar offset as a ``WOff`` term (anything not affine is a fresh opaque leaf)."""
+    def dims_node(self, dims: tuple[int, ...]) -> int:
+        """The ``WD`` id of the ``WDims`` list ``dims`` (one id per distinct suffix)."""
+        if dims not in self.dims:
+            n = self.dims[dims] = self.node()
+            if dims:
+                self.row("WConsRow", n, dims[0], self.dims_node(dims[1:]))
+            else:
+                self.row("WNilRow", n)
+        return self.dims[dims]
+
+    def off(self, e: Expr) -> int:
+        """A scalar offset as the ``WN`` id of a ``WOff`` term (anything not affine is a fresh
+        opaque leaf)."""
+        n = self.node()
         k = const_int(e)
         if k is not None:
-            return f"(WK {k})"
-        if isinstance(e, VarRef):
-            return f"(WSym {e.var.uid})"
-        if isinstance(e, BinOp) and e.op in _ARITH:
-            return f"({_ARITH[e.op]} {self.off(e.lhs)} {self.off(e.rhs)})"
-        if isinstance(e, Neg):
-            return f"(WSub (WK 0) {self.off(e.operand)})"
-        self.opaque += 1
-        return f"(WOpaque {self.opaque})"
+            self.row("WKRow", n, k)
+        elif isinstance(e, VarRef):
+            self.row("WSymRow", n, e.var.uid)
+        elif isinstance(e, BinOp) and e.op in _ARITH:
+            self.row(_ARITH[e.op], n, self.off(e.lhs), self.off(e.rhs))
+        elif isinstance(e, Neg):
+            zero = self.node()
+            self.row("WKRow", zero, 0)
+            self.row("WSubRow", n, zero, self.off(e.operand))
+        else:
+            self.opaque += 1
+            self.row("WOpaqueRow", n, self.opaque)
+        return n
 
     def stmt(self, s: Stmt) -> int:
         self.stmts.append(s)
@@ -84,11 +112,11 @@ class _Encoding:
         d = lookup(name)
         if d is not None:
             if d.inherits_input_memory and d.inplace_safe:
-                self.facts.append(f"(w_op_view {i})")
+                self.row("w_op_view", i)
             if d.reuses_arg is not None:
-                self.facts.append(f"(w_op_reuses {i} {d.reuses_arg})")
+                self.row("w_op_reuses", i, d.reuses_arg)
             if not d.inherits_input_memory and d.reuses_arg is None:
-                self.facts.append(f"(w_op_fresh {i})")
+                self.row("w_op_fresh", i)
         return i
 
     # ------------------------------------------------------------------ statements
@@ -104,8 +132,7 @@ class _Encoding:
             self.call(self.stmt(s), s.call, None)
         elif isinstance(s, ForStmt):
             loop = self.stmt(s)
-            self.facts.append(
-                f"(w_bounds {loop} {self.off(s.start)} {self.off(s.stop)} {self.off(s.step)})")
+            self.row("WBoundsRow", loop, self.off(s.start), self.off(s.stop), self.off(s.step))
             self.carries(loop, s.iter_args, s.init_values, s.body, s.return_vars)
         elif isinstance(s, WhileStmt):
             self.carries(self.stmt(s), s.iter_args, s.init_values, s.body, s.return_vars)
@@ -117,8 +144,7 @@ class _Encoding:
             for k, ret in enumerate(s.return_vars):
                 t, e = _var_at(ty, k), _var_at(ey, k)
                 if t is not None and e is not None:
-                    self.facts.append(
-                        f"(w_if {i} {k} {self.var(t)} {self.var(e)} {self.var(ret)})")
+                    self.row("w_if", i, k, self.var(t), self.var(e), self.var(ret))
         elif isinstance(s, ScopeStmt):
             self.stmt(s)
             self.body(s.body)
@@ -129,12 +155,12 @@ class _Encoding:
         sid = self.stmt(s)
         t, v = s.target, s.value
         if isinstance(v, VarRef) and isinstance(t.type, TileType):
-            self.facts.append(f"(w_alias {self.var(t)} {self.var(v.var)})")
+            self.row("w_alias", self.var(t), self.var(v.var))
         elif isinstance(v, Call):
             self.call(sid, v, t)
         elif isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg, VarRef)):
             # scalar SSA definitions and plain aliases are unioned with what they name
-            self.facts.append(f"(union (WSym {t.uid}) {self.off(v)})")
+            self.row("WDefRow", t.uid, self.off(v))
 
     def call(self, sid: int, c: Call, target: Var | None) -> None:
         d = lookup(c.op)
@@ -146,32 +172,34 @@ class _Encoding:
             src, offs = args.get("src"), args.get("offset")
             if isinstance(src, VarRef) and isinstance(offs, ListExpr) and len(offs.items) == 2:
                 r, col = (self.off(x) for x in offs.items)
-                self.facts.append(f"(w_slice {self.var(target)} {self.var(src.var)} {r} {col})")
+                self.row("WSliceRow", self.var(target), self.var(src.var), r, col)
             else:
                 self.var(target)
             return
-        self.facts.append(f"(w_call {sid} {self.op(c.op)})")
+        self.row("w_call", sid, self.op(c.op))
         if target is not None:
-            self.facts.append(f"(w_result {sid} {self.var(target)})")
+            self.row("w_result", sid, self.var(target))
         params = d.params if d is not None else ()
         for key, a in args.items():
             k = params.index(key) if isinstance(key, str) and key in params else key
             if isinstance(k, int) and isinstance(a, VarRef):
-                self.facts.append(f"(w_arg {sid} {k} {self.var(a.var)})")
+                self.row("w_arg", sid, k, self.var(a.var))
+                if d is not None and k == d.reuses_arg and isinstance(a.var.type, TileType):
+                    self.writes_back_into_tile = True
 
     def carries(self, loop: int, iter_args: list[Var], inits: list[Expr], body: list[Stmt],
                 rets: list[Var]) -> None:
         for k, (ia, init) in enumerate(zip(iter_args, inits)):
             self.var(ia)
             if isinstance(init, VarRef):
-                self.facts.append(f"(w_iter {loop} {k} {ia.uid} {self.var(init.var)})")
+                self.row("w_iter", loop, k, ia.uid, self.var(init.var))
         self.body(body)
         y = _trailing_yield(body)
         for k, ret in enumerate(rets):
             yv = _var_at(y, k)
             if yv is not None:
-                self.facts.append(f"(w_yield {loop} {k} {self.var(yv)})")
-            self.facts.append(f"(w_loop_ret {loop} {k} {self.var(ret)})")
+                self.row("w_yield", loop, k, self.var(yv))
+            self.row("w_loop_ret", loop, k, self.var(ret))
 
 
 def _trailing_yield(body: list[Stmt]) -> YieldStmt | None:
@@ -190,7 +218,7 @@ def encode(function: Function) -> _Encoding:
     for p in function.params:
         enc.var(p.var)
         if isinstance(p.var.type, TileType):
-            enc.facts.append(f"(w_param {p.var.uid})")
+            enc.row("w_param", p.var.uid)
     enc.body(function.body)
     return enc
 
@@ -211,18 +239,18 @@ class Violation:
     yielded: int | None = None  # uid of the yielded value on that back edge
 
 
-def run_rules(facts: list[str]) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
-    """Run the windows rules over ``facts``; the rows of the two violation relations."""
+def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
+    """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
+    input relations and the ``LOAD`` tables of ``rules.windows``); the rows of the violation
+    relations (and of ``w_noncontig`` / ``w_mid_block``)."""
     eg = bindings.EGraph()
-    eg.run_program(*eg.parse_program(rules.SCHEMA + rules.RULES))
-    # egglog's parser costs memory proportional to the whole input *per command* (quadratic:
-    # 1600 one-line facts in one string took ~600 MB), so facts are parsed in small chunks.
-    for i in range(0, len(facts), _CHUNK):
-        eg.run_program(*eg.parse_program("\n".join(facts[i:i + _CHUNK])))
+    eg.run_program(*eg.parse_program(rules.SCHEMA + rules.LOAD + rules.RULES))
+    # bulk-loaded with egglog's ``input`` (one command per table, linear in the facts)
+    load_tables(eg, {t: r for t, r in rows.items() if r}, ruleset="w_load")
     eg.run_program(*eg.parse_program(rules.SCHEDULE))
     frozen = eg.freeze().functions
     out: dict[str, list[list[int]]] = {}
-    for name in ("w_violation", "w_backedge_violation", "w_noncontig"):
+    for name in ("w_violation", "w_backedge_violation", "w_noncontig", "w_mid_block"):
         fn = frozen.get(name)
         out[name] = [[eg.value_to_i64(v) for v in row.inputs]
                      for row in (fn.rows if fn is not None else []) if not row.subsumed]
@@ -232,8 +260,13 @@ def run_rules(facts: list[str]) -> tuple[bindings.EGraph, dict[str, list[list[in
 def violations(function: Function) -> tuple[_Encoding, list[Violation]]:
     """Every violation the rules prove for ``function``, in program order."""
     enc = encode(function)
+    if not enc.writes_back_into_tile:
+        # Every violation rule needs ``w_dest s v`` with an extent for ``v`` (w-probe-dest,
+        # w-violation), or a ``w_carry_dest`` built from one (the back edge); ``w_dest`` comes
+        # only from a registry ``reuses_arg`` operand.  No such tile operand: nothing to derive.
+        return enc, []
     try:
-        _, rows = run_rules(enc.facts)
+        _, rows = run_rules(enc.rows)
     except BaseException as e:  # a Rust panic is a BaseException (pyo3 PanicException)
         if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)):
             raise

@@ -442,7 +442,25 @@ def test_egglog_panic_becomes_a_value_error_naming_the_function(monkeypatch):
 
     monkeypatch.setattr(win, "run_rules", panic)
     with pytest.raises(ValueError, match=re.escape("'kernel'")):
-        check(kernel("return lhs"))
+        check(kernel("""
+acc = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+acc2 = pl.tile.matmul_acc(acc, lhs, rhs)
+return acc2
+"""))
+
+
+def test_function_writing_back_into_no_tile_skips_the_egraph(monkeypatch):
+    # no registry reuses_arg operand is a tile (a matmul makes a fresh Acc tile), so no rule
+    # could derive a violation: the rules are not even run
+    def must_not_run(facts):
+        raise AssertionError("the windows e-graph was built")
+
+    monkeypatch.setattr(win, "run_rules", must_not_run)
+    check(kernel("""
+acc = pl.tile.matmul(lhs, rhs)
+w = pl.tile.slice(acc, [16, 16], [0, 8])
+return w
+"""))
 
 
 def test_slice_of_a_loop_carried_allocation_is_judged_against_the_carried_tile():

@@ -46,10 +46,11 @@ def windows():
 def verdicts() -> list[tuple[tuple[int, int, int, int, int, int], bool, bool]]:
     """(window, contiguous in the NZ model, rejected by the egglog rule) for every window."""
     parents = {(m, n): k for k, (m, n) in enumerate((m, n) for m in SIZES for n in SIZES)}
-    facts = []
+    facts: dict[str, list[tuple]] = {"w_tile": [], "w_dim": []}
     for (m, n), p in parents.items():
-        facts += [f'(w_tile {p} "Acc" 32 2)', f"(w_dim {p} 0 {m})", f"(w_dim {p} 1 {n})"]
-    facts += [f"(w_probe {parents[m, n]} {r} {c} {c0})" for m, n, r, c, c0 in windows()]
+        facts["w_tile"].append((p, "Acc", 32, 2))
+        facts["w_dim"] += [(p, 0, m), (p, 1, n)]
+    facts["w_probe"] = [(parents[m, n], r, c, c0) for m, n, r, c, c0 in windows()]
     _, rows = run_rules(facts)
     rejected = {tuple(row) for row in rows["w_noncontig"]}
 
