@@ -2,7 +2,9 @@
 
 Seed: "Acc accumulator windows" in ``shared/seeds/canonicalize_tile_slice.txt``.  L0C is NZ:
 block (rb, cb) of an [M, N] tile sits at (cb * M/16 + rb) * fractal, so a window is contiguous
-only when it spans the parent's full row extent or lies inside one 16-column block.  The MAD
+only when it spans the parent's full row extent or lies inside one 16-column block — and, as the
+exhaustive NZ sweep shows (a tightening of the seed, for soundness), a full-row window that crosses
+a block boundary only when its column offset is a multiple of 16.  The MAD
 writes its destination compactly with no destination stride, so any other window used as an
 accumulator is a silent miscompute, and there is no repair: it is rejected.
 
@@ -41,9 +43,12 @@ same extent          both ends of an edge provably have the same extent (dtype, 
 ``(w_names v P r c)`` v names the window of root parent P at offset (r, c).
 ``(w_dest s v)``      statement s writes back into v (a registry reuses_arg operand).
 ``(w_probe P R C c)`` an R x C accumulator window at constant column offset c of P is written.
-``(w_noncontig P R C c)``  THE rule: that window is not contiguous in P's NZ layout.
-``(w_violation s v P R C)``              s accumulates into such a window (v names it).
-``(w_backedge_violation L s y P R C)``   loop L's carry is an accumulator destination of s and
+``(w_noncontig P R C c)``  THE rules: that window is not contiguous in P's NZ layout — fewer
+                          rows than P and crossing a 16-column block boundary, or every row of P
+                          but starting mid-block (c not a multiple of 16) and crossing one.
+``(w_mid_block P R C c)``   the second reason (the message explains it).
+``(w_violation s v P R C c)``              s accumulates into such a window (v names it).
+``(w_backedge_violation L s y P R C c)``   loop L's carry is an accumulator destination of s and
                                          its trailing yield names such a window (R x C being
                                          the iter-arg's extent), and L provably runs twice.
 
@@ -94,8 +99,8 @@ SCHEMA = """
 (relation w_probe (i64 i64 i64 i64))
 (relation w_noncontig (i64 i64 i64 i64))
 (relation w_mid_block (i64 i64 i64 i64))
-(relation w_violation (i64 i64 i64 i64 i64))
-(relation w_backedge_violation (i64 i64 i64 i64 i64 i64))
+(relation w_violation (i64 i64 i64 i64 i64 i64))
+(relation w_backedge_violation (i64 i64 i64 i64 i64 i64 i64))
 """
 
 LOAD = """
@@ -231,12 +236,24 @@ RULES = """
        (!= (/ c 16) (/ (+ c (- cols 1)) 16)))
       ((w_noncontig p rows cols c)) :ruleset windows :name "w-noncontiguous")
 
-; ---- violations (the driver turns each into a ValueError)
+; THE tightening for full-row windows (soundness, found by the exhaustive NZ sweep in
+; tests/windows/test_windows_nz_layout.py): the seed's "spans the parent's full row extent" is
+; contiguous only from a column offset that is a multiple of 16.  From mid-block the compact NZ
+; write puts, in every 16 columns of the window, the last (c mod 16) into the next row of the
+; block layout — e.g. [16,16] at [0,8] of [16,64].  Inside one block ("lies inside a single
+; 16-column block") stays accepted.  ``w_mid_block`` records the reason for the message.
+(rule ((w_probe p rows cols c) (w_acc_parent p rows) (> c 0) (> cols 0) (!= (% c 16) 0)
+       (!= (/ c 16) (/ (+ c (- cols 1)) 16)))
+      ((w_noncontig p rows cols c) (w_mid_block p rows cols c))
+      :ruleset windows :name "w-noncontiguous-mid-block")
+
+; ---- violations (the driver turns each into a ValueError; c, the constant column offset,
+; lets it say why when the window starts mid-block)
 (rule ((w_dest s v) (w_names v p r (WK c)) (w_dims2 v rows cols) (w_noncontig p rows cols c))
-      ((w_violation s v p rows cols)) :ruleset windows :name "w-violation")
+      ((w_violation s v p rows cols c)) :ruleset windows :name "w-violation")
 (rule ((w_two_trips L) (w_iter L k ia init) (w_carry_dest ia s) (w_yield L k y)
        (w_names y p r (WK c)) (w_dims2 ia rows cols) (w_noncontig p rows cols c))
-      ((w_backedge_violation L s y p rows cols)) :ruleset windows :name "w-backedge-violation")
+      ((w_backedge_violation L s y p rows cols c)) :ruleset windows :name "w-backedge-violation")
 """
 
 SCHEDULE = "(run-schedule (saturate (run windows)))"

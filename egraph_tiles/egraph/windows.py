@@ -235,6 +235,8 @@ class Violation:
     parent: int  # uid of the Acc parent
     rows: int
     cols: int
+    col: int  # the window's constant column offset in the parent
+    mid_block: bool = False  # rejected because it starts mid-block (rule w-noncontiguous-mid-block)
     loop: int | None = None  # the loop whose back edge carries the window
     yielded: int | None = None  # uid of the yielded value on that back edge
 
@@ -273,9 +275,11 @@ def violations(function: Function) -> tuple[_Encoding, list[Violation]]:
         raise ValueError(
             f"accumulator-window check failed inside egglog for function {function.name!r}: {e}"
         ) from e
-    found = [Violation(s, v, p, r, c) for s, v, p, r, c in rows["w_violation"]]
-    found += [Violation(s, y, p, r, c, loop=L, yielded=y)
-              for L, s, y, p, r, c in rows["w_backedge_violation"]]
+    mid = {tuple(row) for row in rows["w_mid_block"]}
+    found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid)
+             for s, v, p, r, c, c0 in rows["w_violation"]]
+    found += [Violation(s, y, p, r, c, c0, (p, r, c, c0) in mid, loop=L, yielded=y)
+              for L, s, y, p, r, c, c0 in rows["w_backedge_violation"]]
     found.sort(key=lambda x: (x.stmt, x.loop is not None, x.rows, x.cols))
     return enc, found
 
@@ -317,16 +321,34 @@ def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
                    f"every iteration after the first, `{operand}`{yline}: a")
     else:
         subject = f"its accumulator `{operand}` is a"
+    first = (f"{_where(s.span)}: in function {function.name!r}, {op} at line {s.span.line}: "
+             f"{subject} {r}x{c} row window of a {pr}x{pc_text} Acc (L0C) tile `{parent.name}` "
+             f"that is not contiguous in L0C's block layout.")
+    layout = ("L0C stores an accumulator in 16x16 NZ blocks (block (rb, cb) of an [M, N] tile at "
+              "(cb*M/16 + rb)*fractal), and the MAD writes its destination compactly with no "
+              "destination stride, so ")
+    rule = ("Rule: an accumulator window must span every row of its parent starting at a column "
+            "offset that is a multiple of 16, or cover at most 16 columns inside one 16-column "
+            "block.")
+    if v.mid_block:
+        lo, boundary = v.col % 16, (v.col // 16 + 1) * 16
+        padded = -(-c // 16) * 16
+        return "\n".join([
+            first + f" It spans every row of its parent but starts at column {v.col}, mid-block "
+            f"(not a multiple of 16), and crosses the block boundary at column {boundary}.",
+            layout + f"it lays the window out as if it started on a block boundary: in each 16 "
+            f"columns of the window only the first {16 - lo} would be correct, the other {lo} "
+            "land in the next row of the block layout (silently; pto-isa#253).",
+            rule,
+            f"Fix: start the window on a 16-column block boundary — e.g. pad each packed window "
+            f"to {padded} columns and take window i as tile.slice(acc, [{r}, {c}], "
+            f"[0, i * {padded}]).",
+            _NOTE])
     lines = [
-        f"{_where(s.span)}: in function {function.name!r}, {op} at line {s.span.line}: "
-        f"{subject} {r}x{c} row window of a {pr}x{pc_text} Acc (L0C) tile `{parent.name}` that "
-        f"is not contiguous in L0C's block layout.",
-        "L0C stores an accumulator in 16x16 NZ blocks (block (rb, cb) of an [M, N] tile at "
-        "(cb*M/16 + rb)*fractal), and the MAD writes its destination compactly with no "
-        "destination stride, so only the first 16 columns of each row tile would be correct "
+        first,
+        layout + "only the first 16 columns of each row tile would be correct "
         "(silently; pto-isa#253).",
-        "Rule: an accumulator window must span every row of its parent, or cover at most 16 "
-        "columns inside one 16-column block.",
+        rule,
     ]
     if pr is not None and r > 0 and pr % r == 0:
         lines.append(
@@ -336,7 +358,9 @@ def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
     else:
         lines.append("Fix: pack the accumulator along columns ([rows, N * tiles]) and slice "
                      "columns, so every window spans all of its parent's rows.")
-    lines.append(
-        "Note: this window may not appear in the kernel source — a compiler pass (flattening a "
-        "batch_matmul_acc whose batch pages are stacked along rows) can produce it.")
+    lines.append(_NOTE)
     return "\n".join(lines)
+
+
+_NOTE = ("Note: this window may not appear in the kernel source — a compiler pass (flattening a "
+         "batch_matmul_acc whose batch pages are stacked along rows) can produce it.")

@@ -218,6 +218,35 @@ return w2
     assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=8)
 
 
+def test_full_row_window_starting_mid_block_and_crossing_a_block_is_rejected():
+    # [16, 16] at [0, 8] of [16, 64]: every row, but the compact NZ write is shifted by 8
+    msg = rejection(kernel("""
+acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 16], [0, 8])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", cols=16))
+    assert "tile.matmul_acc" in msg and "kernel.py:8:" in msg and "line 8" in msg
+    assert "16x16 row window of a 16x64 Acc (L0C) tile" in msg
+    assert "not contiguous in L0C's block layout" in msg and "no destination stride" in msg
+    assert "starts at column 8, mid-block (not a multiple of 16)" in msg
+    assert "crosses the block boundary at column 16" in msg
+    assert "only the first 8 would be correct" in msg
+    assert "span every row of its parent starting at a column offset that is a multiple of 16" in msg
+    assert "inside one 16-column block" in msg
+    assert "tile.slice(acc, [16, 16], [0, i * 16])" in msg
+    assert "compiler pass" in msg and "batch_matmul_acc" in msg
+
+
+def test_full_row_window_at_an_unaligned_offset_inside_one_block_is_accepted():
+    check(kernel("""
+acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 8], [0, 40])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", cols=8))
+
+
 def test_window_straddling_two_blocks_is_rejected():
     msg = rejection(kernel("""
 acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)

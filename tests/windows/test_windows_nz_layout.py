@@ -65,6 +65,12 @@ def verdicts() -> list[tuple[tuple[int, int, int, int, int, int], bool, bool]]:
     return out
 
 
+def test_model_sees_a_full_row_window_starting_mid_block_as_miswritten():
+    # [16, 16] at [0, 8] of [16, 64]: spans every row, but crosses the block boundary at 16
+    block = parent_addr(16, 64)[0:16, 8:24]
+    assert not np.array_equal(block - block[0, 0], compact_addr(16, 16))
+
+
 def test_model_sees_the_seed_row_window_as_miswritten():
     # [16, 32] at [16, 0] of [32, 32]: the second block column lands in the wrong row tile
     block = parent_addr(32, 32)[16:32, 0:32]
@@ -75,9 +81,10 @@ def test_sweep_is_exhaustive_over_the_scope(verdicts):
     assert len(verdicts) == 18400
 
 
-def test_rule_matches_nz_contiguity_for_block_aligned_column_offsets(verdicts):
-    aligned = [(w, ok, rej) for w, ok, rej in verdicts if w[5] % 16 == 0]
-    assert aligned and all(ok != rej for _, ok, rej in aligned)
+def test_rule_matches_nz_contiguity_on_every_window_in_scope(verdicts):
+    # rejected exactly when the compact NZ write does not land on the window's own elements
+    mismatched = [(w, ok) for w, ok, rej in verdicts if ok == rej]
+    assert mismatched == []
 
 
 def test_rule_never_rejects_a_contiguous_window(verdicts):
@@ -90,11 +97,15 @@ def test_rule_rejects_every_partial_row_window_that_is_not_contiguous(verdicts):
     assert missed == []
 
 
-def test_rule_is_lax_only_for_full_row_windows_crossing_a_block_at_an_unaligned_column(verdicts):
-    # The seed accepts every window spanning all rows, but at a column offset that is not a
-    # multiple of 16 a window crossing a block boundary is not contiguous either: this pins the
-    # one place the seed's rule is too lax (outside the block-aligned scope it was written for).
-    too_lax = [w for w, ok, rej in verdicts if not ok and not rej]
-    assert too_lax
-    for m, n, r, c, r0, c0 in too_lax:
-        assert r == m and c0 % 16 != 0 and c0 // 16 != (c0 + c - 1) // 16
+def test_rule_rejects_every_full_row_window_that_starts_mid_block_and_crosses_a_block(verdicts):
+    # w-noncontiguous-mid-block: the 2,880 windows the seed's rule accepted but the NZ layout
+    # writes wrong (all rows, column offset not a multiple of 16, crossing a block boundary)
+    mid_block = [(w, ok, rej) for w, ok, rej in verdicts
+                 if w[2] == w[0] and w[5] % 16 != 0 and w[5] // 16 != (w[5] + w[3] - 1) // 16]
+    assert len(mid_block) == 2880
+    assert all(not ok and rej for _, ok, rej in mid_block)
+
+
+def test_full_row_window_at_a_block_aligned_column_offset_is_accepted(verdicts):
+    aligned = [(w, ok, rej) for w, ok, rej in verdicts if w[2] == w[0] and w[5] % 16 == 0]
+    assert aligned and all(ok and not rej for _, ok, rej in aligned)
