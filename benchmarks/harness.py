@@ -31,6 +31,7 @@ class Outcome:
     program: Program
     enodes: int | None = None
     eclasses: int | None = None
+    ser_nodes: int | None = None
     method: str | None = None
     ilp_cost: float | None = None
     greedy_dag_cost: float | None = None
@@ -93,7 +94,7 @@ def _egraph_ilp(time_limit: float) -> Callable[[Program], Outcome]:
         ext.extract = extract  # type: ignore[method-assign]
         out = et.optimize(p, options=Options(extractor=ext), report=rep)
         return Outcome(out, enodes=sum(f.enodes for f in rep.functions), eclasses=classes or None,
-                       method="/".join(sorted(methods)) or None, ilp_cost=cost,
+                       ser_nodes=nodes or None, method="/".join(sorted(methods)) or None, ilp_cost=cost,
                        greedy_dag_cost=greedy_cost)
 
     return run
@@ -132,8 +133,9 @@ class Row:
     unsafe_views: int | None = None
     seconds: float | None = None
     peak_kib: float | None = None
-    enodes: int | None = None
-    eclasses: int | None = None
+    enodes: int | None = None  # the engine's count (its report)
+    eclasses: int | None = None  # serialized e-graph (ILP run), primitives included
+    ser_nodes: int | None = None  # serialized e-graph (ILP run), primitives included
     method: str | None = None
     ilp_cost: float | None = None
     greedy_dag_cost: float | None = None
@@ -146,10 +148,20 @@ def count_statements(p: Program) -> int:
 
 
 def _timed(fn: Callable[[Program], Outcome], p: Program) -> tuple[Outcome, float]:
-    gc.collect()
-    t0 = time.perf_counter()
-    out = fn(p)
-    return out, time.perf_counter() - t0
+    """Run once; a fast strategy is re-run (up to 5 times, ~0.5 s in all) and the best
+    time kept, as ``timeit`` does — a one-shot millisecond timing is mostly noise."""
+    best, total, runs = float("inf"), 0.0, 0
+    out: Outcome | None = None
+    while runs < 5 and (runs == 0 or total < 0.5):
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn(p)
+        dt = time.perf_counter() - t0
+        best, total, runs = min(best, dt), total + dt, runs + 1
+        if dt > 0.2:
+            break
+    assert out is not None
+    return out, best
 
 
 def _peak(fn: Callable[[Program], Outcome], p: Program) -> float:
@@ -186,6 +198,7 @@ def measure(kernel_name: str, family: str, prog: Program, strat: Strategy,
     row.inserted_extracts = inserted_extracts(prog, o)
     row.slices_left = slice_statements(o)
     row.enodes, row.eclasses, row.method = out.enodes, out.eclasses, out.method
+    row.ser_nodes = out.ser_nodes
     row.ilp_cost, row.greedy_dag_cost = out.ilp_cost, out.greedy_dag_cost
     if oracle is not None:
         row.verdict, row.unsafe_views = safety.unsafe_views(oracle, o, max_probe)

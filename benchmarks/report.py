@@ -53,6 +53,14 @@ def detail_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def _flagged(r: Row | None) -> str:
+    """Bytes copied, flagged when an optimizing strategy's output is unsafe on the model."""
+    cell = _cell(r, "bytes_copied")
+    if r is not None and r.status == "ok" and r.strategy != VIEW and r.verdict not in (None, "ok"):
+        cell += f" ⚠ {r.verdict}"
+    return cell
+
+
 def family_table(rows: list[Row], size: int) -> str:
     """Bytes copied per family and strategy at one target size (+ view-everything's
     unsafe views)."""
@@ -62,7 +70,7 @@ def family_table(rows: list[Row], size: int) -> str:
     lines = [f"| family ({size} stmts) | " + " | ".join(ORDER) + " | unsafe views (view-everything) |",
              "|" + "---|" * (len(ORDER) + 2)]
     for k, fam in kernels:
-        cells = [_cell(idx.get((k, s)), "bytes_copied") for s in ORDER]
+        cells = [_flagged(idx.get((k, s))) for s in ORDER]
         lines.append(f"| {fam} | " + " | ".join(cells) + f" | {_cell(idx.get((k, VIEW)), 'unsafe_views')} |")
     return "\n".join(lines)
 
@@ -71,7 +79,8 @@ def scaling_table(rows: list[Row]) -> str:
     idx = _index(rows)
     ks = sorted({(r.statements, r.kernel) for r in rows if r.extra.get("series") == "scaling"})
     lines = ["| statements | seed (s) | greedy (s) | ILP (s) | greedy / seed | ILP / seed | "
-             "e-nodes | e-classes | peak KiB seed / greedy / ILP |", "|" + "---|" * 9]
+             "e-nodes (engine) | serialized nodes / classes | peak KiB seed / greedy / ILP |",
+             "|" + "---|" * 9]
     for n, k in ks:
         s, g, i = idx.get((k, SEED)), idx.get((k, GREEDY)), idx.get((k, ILP))
 
@@ -81,10 +90,10 @@ def scaling_table(rows: list[Row]) -> str:
             return f"{x.seconds / s.seconds:.1f}×"
 
         en = next((x.enodes for x in (g, i) if x is not None and x.enodes is not None), None)
-        ec = i.eclasses if i is not None else None
+        ser = "n/a" if i is None or i.ser_nodes is None else f"{i.ser_nodes:,} / {i.eclasses:,}"
         peaks = " / ".join(_cell(x, "peak_kib") for x in (s, g, i))
         lines.append(f"| {n} | {_cell(s, 'seconds')} | {_cell(g, 'seconds')} | {_cell(i, 'seconds')} | "
-                     f"{ratio(g)} | {ratio(i)} | {_fmt(en)} | {_fmt(ec)} | {peaks} |")
+                     f"{ratio(g)} | {ratio(i)} | {_fmt(en)} | {ser} | {peaks} |")
     return "\n".join(lines)
 
 
@@ -153,14 +162,23 @@ def plot_bytes(rows: list[Row], size: int, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(12, 4.8))
     width = 0.8 / len(ORDER)
     for j, s in enumerate(ORDER):
-        vals = []
+        vals, unsafe = [], []
         for f in fams:
             r = idx.get((f, s))
             vals.append(r.bytes_copied / 1024 if r is not None and r.status == "ok" else math.nan)
-        ax.bar([i + (j - (len(ORDER) - 1) / 2) * width for i in range(len(fams))], vals, width, label=s)
+            unsafe.append(r is not None and s != VIEW and r.verdict not in (None, "ok"))
+        xs = [i + (j - (len(ORDER) - 1) / 2) * width for i in range(len(fams))]
+        bars = ax.bar(xs, vals, width, label=s)
+        for x, v, bad in zip(xs, vals, unsafe):
+            if bad:  # an unsafe result: mark it where its (possibly zero) bar stands
+                ax.annotate("✗", (x, 0 if math.isnan(v) else v), ha="center", va="bottom",
+                            color=bars.patches[0].get_facecolor(), fontsize=12, weight="bold")
+    ax.text(0.01, 0.97, "✗ = output unsafe on the hardware model", transform=ax.transAxes,
+            va="top", fontsize=9)
     ax.set_xticks(range(len(fams)), fams, rotation=25, ha="right")
     ax.set_ylabel("KiB copied (inserted extracts)")
-    ax.set_title(f"Bytes copied per strategy and kernel family ({size}-statement kernels)")
+    ax.set_title(f"Bytes copied per strategy and kernel family ({size}-statement kernels; "
+                 "view-everything copies nothing and is unsafe)")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -49,7 +49,7 @@ class Config:
 
 QUICK = Config(family_sizes=(30,), scaling_sizes=(10, 30, 100), ilp_time_limit=5.0,
                max_probe=100, out=ROOT / "benchmarks" / "results" / "quick", progress=False)
-FULL = Config(family_sizes=(100, 1000), scaling_sizes=SIZES, ilp_max=3000)
+FULL = Config(family_sizes=(100, 1000), scaling_sizes=SIZES, ilp_time_limit=30.0)
 
 
 def plan(cfg: Config) -> list[tuple[str, str, int]]:
