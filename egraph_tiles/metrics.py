@@ -15,7 +15,7 @@ Convention (used by every benchmark strategy alike):
 
 from __future__ import annotations
 
-from .ir import AssignStmt, Call, Const, EvalStmt, Program, TileType, Var, VarRef, walk
+from .ir import AssignStmt, Call, EvalStmt, Program, TileType, Var, VarRef, walk
 from .ir.exprs import ListExpr, const_int
 
 
@@ -85,4 +85,4 @@ def slice_statements(prog: Program) -> int:
 
 
 __all__ = ["bytes_copied", "extract_statements", "inserted_extracts", "program_copy_bytes",
-           "slice_statements", "Const"]
+           "slice_statements"]
