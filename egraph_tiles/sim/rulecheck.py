@@ -374,6 +374,9 @@ INTERP: dict[str, Callable[..., Any]] = {
     "lin_mod": lambda k, a, s: k.positive(a[1], floormod(a[0], a[1])),
     "rem_floordiv": lambda k, a, s: k.remainder(a, s, floordiv),
     "rem_mod": lambda k, a, s: k.remainder(a, s, floormod),
+    # rules/windows.py: window offsets denote integers
+    "WK": lambda k, a, s: a[0], "WAdd": lambda k, a, s: a[0] + a[1],
+    "WSub": lambda k, a, s: a[0] - a[1], "WMul": lambda k, a, s: a[0] * a[1],
     "lin_quot": lambda k, a, s: k.quot_rem(a, s)[0],
     "lin_rem": lambda k, a, s: k.quot_rem(a, s)[1],
 }
@@ -387,6 +390,61 @@ def _addr_fact(t: Tile, v: z3.ArithRef) -> z3.BoolRef:
     # an aligned root is aligned to everything the hardware asks (ALIGN_BITS); facts are
     # powers of two, and claim divisibility of the bit address up to that alignment
     return z3.And(pow2(v), v <= CAP, divides(_min(v, NUM.val(ALIGN_BITS)), addr(t)))
+
+
+# ---------------------------------------------------------------- Acc windows (rules/windows.py)
+#
+# The contiguity rules are checked against the NZ address function of the hardware model
+# (``sim/hardware.py``): element (i, j) of an [m, n] Acc tile sits at
+# ((j/16)*(m/16) + i/16)*256 + (i%16)*16 + j%16, and the MAD writes an R x C window compactly
+# from the window's first element, as an [R, C] NZ tile of its own.  A probed window (p, R, C, c)
+# is a symbolic one in scope: parent m x n with m, n <= NZ_BOUND, whole 16-row fractals (R and
+# the row offset r0 multiples of 16, as the MAD writes), in bounds.
+
+NZ_BOUND = 2048  # parent rows / columns (L0C holds 32768 FP32 elements)
+
+
+def _int_fn(name: str, arity: int) -> z3.FuncDeclRef:
+    return z3.Function(f"{name}.{'bv' if NUM.bv else 'int'}", *[NUM.sort()] * (arity + 1))
+
+
+def _acc_rows(p): return _int_fn("acc_rows", 1)(p)
+def _acc_cols(p): return _int_fn("acc_cols", 1)(p)
+
+
+def _probe_row(p, rows, cols, c):
+    """The row offset of the probed window (any whole-fractal offset in bounds)."""
+    return _int_fn("probe_row", 4)(p, rows, cols, c)
+
+
+def nz_addr(m, i, j):
+    """Element offset of (i, j) in an NZ tile of m rows (all values non-negative)."""
+    return (tdiv(j, NUM.val(16)) * tdiv(m, NUM.val(16)) + tdiv(i, NUM.val(16))) * 256 \
+        + PRIMS["%"](i, NUM.val(16)) * 16 + PRIMS["%"](j, NUM.val(16))
+
+
+def nz_lands(p, rows, cols, c, i, j) -> z3.BoolRef:
+    """The compact write of element (i, j) of the probed window lands on the parent's (i, j)."""
+    m, r0 = _acc_rows(p), _probe_row(p, rows, cols, c)
+    return nz_addr(m, r0 + i, c + j) - nz_addr(m, r0, c) == nz_addr(rows, i, j)
+
+
+def _probe_fact(k, a, v) -> z3.BoolRef:
+    p, rows, cols, c = a
+    m, n, r0 = _acc_rows(p), _acc_cols(p), _probe_row(p, rows, cols, c)
+    sixteen = NUM.val(16)
+    return z3.And(m >= 16, m <= NZ_BOUND, PRIMS["%"](m, sixteen) == 0, n >= 1, n <= NZ_BOUND,
+                  rows >= 16, rows <= m, PRIMS["%"](rows, sixteen) == 0, cols >= 1, cols <= n,
+                  c >= 0, c <= n, c + cols <= n,
+                  r0 >= 0, r0 <= m, PRIMS["%"](r0, sixteen) == 0, r0 + rows <= m)
+
+
+def _noncontig_fact(k, a, v) -> z3.BoolRef:
+    """Not contiguous, by a witness: the first column past the first 16-column block boundary
+    the window crosses (row 0) does not land where the parent keeps it."""
+    p, rows, cols, c = a
+    j = NUM.val(16) - PRIMS["%"](c, NUM.val(16))
+    return z3.And(j < cols, z3.Not(nz_lands(p, rows, cols, c, NUM.val(0), j)))
 
 
 #: what each lattice function / relation claims: (checker, argument values, result) -> Bool
@@ -406,6 +464,12 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
     # rules/affine.py interval bounds
     "lin_lo": lambda k, a, v: v <= a[0], "lin_hi": lambda k, a, v: a[0] <= v,
     "atom_lo": lambda k, a, v: v <= a[0], "atom_hi": lambda k, a, v: a[0] <= v,
+    # rules/windows.py: the Acc parent, the probed window, and the contiguity verdicts
+    "w_acc_parent": lambda k, a, v: _acc_rows(a[0]) == a[1],
+    "w_probe": _probe_fact,
+    "w_noncontig": _noncontig_fact,
+    "w_mid_block": lambda k, a, v: z3.And(a[1] == _acc_rows(a[0]),
+                                          PRIMS["%"](a[3], NUM.val(16)) != 0),
 }
 
 #: key / hash bookkeeping: no semantic claim (only used to order terms)
@@ -455,7 +519,7 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
 DEFINITIONS = {"lin_quot", "lin_rem"}
 
 #: modules whose claims are modular (alignment, known multiples): checked over 64-bit vectors
-BITVECTOR_MODULES = {"multiples", "layout", "legality", "slices"}
+BITVECTOR_MODULES = {"multiples", "layout", "legality", "slices", "windows"}
 
 
 class Uncovered(Exception):
@@ -737,10 +801,61 @@ class Checker:
         return Verdict(r.module, r.name, "uncovered", f"z3: {s.reason_unknown()}")
 
 
+COMPLETENESS = "w_noncontig complete (a window no rule rejects is contiguous)"
+
+
+def window_completeness(rules: list[RuleSpec], sigs: Signatures,
+                        timeout_ms: int = 120_000) -> Verdict:
+    """The other half of "the rules say contiguous ⇔ the compact NZ write of the window lands on
+    the window's own elements" (each rule deriving ``w_noncontig`` is checked on its own for ⇒):
+    a probed window that *no* such rule rejects has every element land where the parent keeps
+    it — the direction that matters for soundness (a missed rejection is a silent miscompute)."""
+    NUM.bv = True
+    deriving = [r for r in rules if r.module == "windows" and any(
+        isinstance(a, list) and a and a[0] == "w_noncontig" for a in r.actions)]
+    shared = [NUM.var(n) for n in ("p", "rows", "cols", "c")]
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    ck = Checker(sigs)
+    try:
+        for r in deriving:
+            ck._reset()
+            ck._infer(r.query + r.actions)
+            probe = next(q for q in r.query if isinstance(q, list) and q and q[0] == "w_probe")
+            ck.env.update(zip(probe[1:], shared))
+            premises: list[z3.BoolRef] = []
+            for atom in ck._order(r.query):
+                premises += ck.query(atom)
+            # the rule's own variables (e.g. the parent's row count) are existential in its query
+            own = [v for name, v in ck.env.items() if name not in probe[1:] and z3.is_const(v)]
+            fires = z3.And(*premises, *ck.axioms)
+            s.add(z3.ForAll(own, z3.Not(fires)) if own else z3.Not(fires))
+    except Uncovered as e:
+        return Verdict("windows", COMPLETENESS, "uncovered", str(e))
+    i, j = NUM.var("i"), NUM.var("j")
+    s.add(_probe_fact(None, shared, None), i >= 0, i < shared[1], j >= 0, j < shared[2],
+          z3.Not(nz_lands(*shared, i, j)))
+    res = s.check()
+    rules_text = ", ".join(r.name for r in deriving)
+    if res == z3.unsat:
+        return Verdict("windows", COMPLETENESS, "proved", f"NZ address function, z3 ({rules_text})")
+    if res == z3.sat:
+        m = s.model()
+        p = shared[0]
+        shown = {"parent rows": _acc_rows(p), "parent cols": _acc_cols(p), "rows": shared[1],
+                 "cols": shared[2], "col": shared[3], "row": _probe_row(*shared)}
+        return Verdict("windows", COMPLETENESS, "counterexample", ", ".join(
+            f"{k}={m.eval(v, model_completion=True)}" for k, v in shown.items()))
+    return Verdict("windows", COMPLETENESS, "uncovered", f"z3: {s.reason_unknown()}")
+
+
 def check_all(package: str = "egraph_tiles.rules") -> list[Verdict]:
     rules, sigs = collect(package)
     ck = Checker(sigs)
-    return [ck.check(r) for r in rules]
+    out = [ck.check(r) for r in rules]
+    if any(r.module == "windows" for r in rules):
+        out.append(window_completeness(rules, sigs))
+    return out
 
 
 def table(verdicts: list[Verdict]) -> str:

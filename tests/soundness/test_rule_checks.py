@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from egraph_tiles.sim.rulecheck import Checker, collect, parse_sexps, _rules_of
+from egraph_tiles.sim.rulecheck import Checker, _rules_of, collect, parse_sexps, window_completeness
 
 RULES, SIGS = collect()
 BY_NAME = {(r.module, r.name): r for r in RULES}
@@ -59,4 +59,28 @@ def test_wrong_offset_identity_gets_a_counterexample() -> None:
 def test_view_without_alignment_proof_is_rejected_by_the_legality_spec() -> None:
     v = check_text('(rule ((= u (Use w "ord")) (= w (Win b r c h wd)) (MemOf w "Vec")) '
                    '((union u (Keep w))) :ruleset legality :name "view-everything")', "legality")
+    assert v.status == "counterexample", v
+
+
+@pytest.mark.parametrize("name", ["w-noncontiguous", "w-noncontiguous-mid-block"])
+def test_acc_window_rejection_is_a_window_the_nz_write_garbles(name: str) -> None:
+    v = Checker(SIGS).check(BY_NAME[("windows", name)])
+    assert v.status == "proved", v
+
+
+def test_acc_window_rules_reject_every_window_the_nz_write_garbles() -> None:
+    v = window_completeness(RULES, SIGS)
+    assert v.status == "proved", v
+
+
+def test_seed_rule_without_the_mid_block_tightening_misses_a_garbled_window() -> None:
+    lax = [r for r in RULES if r.name != "w-noncontiguous-mid-block"]
+    v = window_completeness(lax, SIGS)
+    assert v.status == "counterexample" and "col=" in v.detail, v
+
+
+def test_rejecting_a_block_aligned_full_row_window_gets_a_counterexample() -> None:
+    v = check_text('(rule ((w_probe p rows cols c) (w_acc_parent p rows) (>= c 0) (> cols 0) '
+                   '(!= (/ c 16) (/ (+ c (- cols 1)) 16))) ((w_noncontig p rows cols c)) '
+                   ':ruleset windows :name "w-reject-full-rows")', "windows")
     assert v.status == "counterexample", v
