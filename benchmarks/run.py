@@ -100,10 +100,11 @@ def run(cfg: Config, log=print) -> list[harness.Row]:  # noqa: ANN001
     return rows
 
 
-def write(rows: list[harness.Row], cfg: Config, elapsed: float) -> str:
+def write(rows: list[harness.Row], cfg: Config, elapsed: float | None) -> str:
     cfg.out.mkdir(parents=True, exist_ok=True)
     machine = f"{platform.machine()}, Python {platform.python_version()}"
-    parts = [f"# Benchmark results ({date.today().isoformat()}, {machine}, {elapsed:.0f} s)", ""]
+    took = "re-plotted from results.csv" if elapsed is None else f"{elapsed:.0f} s"
+    parts = [f"# Benchmark results ({date.today().isoformat()}, {machine}, {took})", ""]
     for size in cfg.family_sizes:
         parts += [f"## Bytes copied per family ({size}-statement kernels)", "",
                   report.family_table(rows, size), ""]
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=str, help="comma-separated scaling sizes (mixed family)")
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--replot", action="store_true",
+                    help="rewrite results.md and the plots from the output directory's results.csv")
     a = ap.parse_args(argv)
     base = QUICK if a.quick else FULL
     cfg = Config(**{**base.__dict__})
@@ -147,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
         cfg.memory = False
     if a.no_progress:
         cfg.progress = False
+    if a.replot:
+        rows = report.load_csv(cfg.out / "results.csv")
+        cfg.family_sizes = tuple(sorted({r.extra["size"] for r in rows
+                                         if r.extra["series"] == "family"}))
+        print(write(rows, cfg, None))
+        return 0
     t0 = time.perf_counter()
     rows = run(cfg, log=lambda m: print(m, file=sys.stderr))
     print(write(rows, cfg, time.perf_counter() - t0))
