@@ -1,12 +1,25 @@
-"""egraph_tiles: equality-saturation optimizer for NPU tile programs."""
+"""egraph_tiles: an equality-saturation optimizer for NPU tile programs.
 
-from .dsl import DslError, parse_program, print_program  # noqa: E402
-from .ir.equality import assert_structural_equal, structural_equal  # noqa: E402
-from .ir.verify import verify_program  # noqa: E402
-from . import passes  # noqa: E402
-from .passes.canonicalize import canonicalize_tile_slice  # noqa: E402
+The public API (see README): parse / print the PyPTO-style tile DSL, compare programs
+structurally, verify them, and optimize them (today: the CanonicalizeTileSlice pass).
+"""
+
+from . import passes
+from .dsl import DslError, parse_program, print_program
+from .ir.equality import assert_structural_equal, structural_equal
+from .ir.stmts import Program
+from .ir.verify import verify_program
+from .passes.canonicalize import Options, Report, canonicalize_tile_slice
 
 
-def optimize(program, **kwargs):  # noqa: ANN001, ANN201
+def optimize(program: Program, *, options: Options | None = None,
+             report: Report | None = None) -> Program:
     """All optimization passes (today: CanonicalizeTileSlice); returns a new Program."""
-    return canonicalize_tile_slice(program, **kwargs)
+    return canonicalize_tile_slice(program, options=options, report=report)
+
+
+__all__ = [
+    "DslError", "Options", "Program", "Report", "assert_structural_equal",
+    "canonicalize_tile_slice", "optimize", "parse_program", "passes", "print_program",
+    "structural_equal", "verify_program",
+]
