@@ -611,3 +611,93 @@ for k, (c,) in pl.range(0, 2, 1, init_values=(good,)):
 return out
 """))
     assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
+
+
+# ---------------------------------------------------------------------- audit: remaining edges
+
+
+def test_set_validshape_carries_the_window_into_a_rejection():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+v = pl.tile.set_validshape(w, [n, 32])
+pl.tile.matmul_acc(v, lhs, rhs)
+return acc
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
+
+
+def test_matmul_mx_acc_is_covered_by_the_registry():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w2 = pl.tile.matmul_mx_acc(w, lhs, rhs, ls, rs)
+return w2
+""", extra=", ls: pl.Tile[[16, 2], pl.INT8, pl.Mem.Left], rs: pl.Tile[[2, 32], pl.INT8, pl.Mem.Right]"))
+    assert_message(msg, "tile.matmul_mx_acc", 16, 32, 32, 32, line=8)
+
+
+def test_loop_exit_is_not_bound_when_the_yield_names_another_window():
+    # initializer names the bad window; the body yields a fresh good tile, so `out` names nothing
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):
+    fresh = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+    out = pl.yield_(fresh)
+w2 = pl.tile.matmul_acc(out, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+
+
+def test_while_loop_exit_value_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+for (c,) in pl.while_(init_values=(w,)):
+    pl.cond(n < 2)
+    out = pl.yield_(c)
+w2 = pl.tile.matmul_acc(out, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
+
+
+def test_loop_whose_step_allows_one_trip_only_is_accepted_on_the_back_edge():
+    # range(0, 2, 2): start + step == stop, a single trip, the yield is never used as a carry
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, 2, 2, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+"""))
+
+
+def test_loop_with_a_nonzero_start_and_two_trips_is_rejected_on_the_back_edge():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(64, 256, 128, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
+
+
+def test_back_edge_window_is_judged_with_the_iter_args_extent():
+    # the yielded window is the 16x32 bottom half of a 32x32 accumulator; the carry is 16x32
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, 3, 1, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    out = pl.yield_(bad)
+return out
+"""))
+    assert "16x32 row window of a 32x32 Acc (L0C) tile" in msg
