@@ -103,3 +103,18 @@ def test_bad_bound_types_are_rejected():
         normalize_expr_range_args("x", 4, 1, None)
     with pytest.raises(ValueError, match="^`stop` must be int or scalar\\[int\\]$"):
         normalize_expr_range_args(0, 4.0, 1, None)
+
+
+def test_ds_with_a_runtime_size_takes_the_supremum_as_its_extent():
+    n = scalar("n", lo=1, hi=40)
+    start, length, step = normalize_range_args(ds(3, n))
+    assert (start, length, step) == (3, 40, 1)
+
+
+def test_ds_with_constant_start_and_size_is_a_static_range():
+    assert normalize_range_args(ds(5, 16)) == (5, 16, 1)
+
+
+def test_unexpected_bound_type_message_names_the_range():
+    with pytest.raises(ValueError, match=r"^Unexpected type of stop/start in slice\(0\.5, 4, None\)$"):
+        normalize_range_args(slice(0.5, 4))

@@ -126,3 +126,42 @@ def test_broadcast_to_errors():
 def test_a_tileindex_has_no_truth_value():
     with pytest.raises(TypeError):
         bool(arange(4)[:, None])
+
+
+@pytest.mark.parametrize(
+    "op, want",
+    [
+        (lambda i: i - 3, lambda r: r - 3),
+        (lambda i: -i, lambda r: -r),
+        (lambda i: 3 - i, lambda r: 3 - r),
+        (lambda i: 3 + i, lambda r: 3 + r),
+        (lambda i: 2 * i, lambda r: 2 * r),
+        (lambda i: i // 2, lambda r: r // 2),
+        (lambda i: i % 3, lambda r: r % 3),
+    ],
+    ids=["sub-int", "neg", "rsub-int", "radd-int", "rmul-int", "floordiv-int", "mod-int"],
+)
+def test_every_integer_operator_folds_into_e_on_the_same_tile(op, want):
+    i = arange(8)[:, None]
+    j = op(i)
+    assert isinstance(j, TileIndex) and j.tile is i.tile
+    np.testing.assert_array_equal(j.evaluate()[:, 0], want(np.arange(8)))
+
+
+def test_mul_by_a_runtime_scalar_is_rejected_as_non_affine():
+    with pytest.raises(TypeError, match="^unexpected type "):
+        arange(8)[:, None] * scalar("n")  # noqa: B018
+
+
+def test_floordiv_by_a_tileindex_raises_the_seed_message():
+    i = arange(8)[:, None]
+    with pytest.raises(ValueError, match="^'//' between NKI index and non integer is not supported.$"):
+        i // i  # noqa: B018
+
+
+def test_subtracting_a_scalar_builds_a_dynamic_index_on_the_same_tile():
+    i = arange(8)[:, None]
+    off = scalar("off", lo=0, hi=4)
+    j = i - off
+    assert j.tile is i.tile
+    assert j.e.normal_form().coefficient(off.value.args[0]) == -1
