@@ -81,11 +81,11 @@ def _time(n: int, cache: bool, repeat: int) -> tuple[float, int]:
     return statistics.median(times), hits
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--instructions", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = []
     for cache in (True, False):
         t, hits = _time(args.instructions, cache, args.repeat)
