@@ -60,6 +60,9 @@ def _optimize(args: argparse.Namespace) -> int:
     from .passes.canonicalize import Options, canonicalize_tile_slice
 
     prog = read_program(args.file)
+    for dest in (args.output, args.dot):
+        if dest and not Path(dest).resolve().parent.is_dir():
+            raise CliError(f"error: {dest}: directory {Path(dest).parent} does not exist")
     report = Report()
     opts = Options(dot_prefix=(args.dot[:-4] if args.dot.endswith(".dot") else args.dot) + "_"
                    if args.dot else None)
