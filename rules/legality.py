@@ -12,11 +12,15 @@ RULES = """
       ((union u (Keep w ctx))) :ruleset legality :name "aligned-vec-view")
 ; #1640 / #2010: "Static-offset contiguous Vec tile.slice (single row, or full source width)
 ; feeding a tile.col_expand_* op: untouched (the lazy textract is a safe identity copy)".
-; Matched on the peeled window over a non-window base, so an accumulated dynamic offset of a
-; chained slice is never mistaken for a constant one.
-(rule ((= u (Use w ctx)) (= ctx "colx") (= w (Win (Leaf s) (Lit r) (Lit c) 1 wd)) (MemOf w "Vec"))
-      ((union u (Keep w ctx))) :ruleset legality :name "col-expand-single-row-identity")
-(rule ((= u (Use w ctx)) (= ctx "colx") (= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (MemOf w "Vec")
-       (= wd (Pitch (Leaf s))))
-      ((union u (Keep w ctx))) :ruleset legality :name "col-expand-full-width-identity")
+; ``(IdentityCopy w)``: the lazy materialization of window ``w`` is an identity copy — constant
+; offset AND contiguous window.  Matched on the peeled window over a non-window base, so an
+; accumulated dynamic offset of a chained slice is never mistaken for a constant one.  The
+; one notion serves both the view below and the valid_shape / drop_dims check (rules.checks).
+(relation IdentityCopy (Tile))
+(rule ((= w (Win (Leaf s) (Lit r) (Lit c) 1 wd)))
+      ((IdentityCopy w)) :ruleset legality :name "identity-copy-single-row")
+(rule ((= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (= wd (Pitch (Leaf s))))
+      ((IdentityCopy w)) :ruleset legality :name "identity-copy-full-width")
+(rule ((= u (Use w ctx)) (= ctx "colx") (IdentityCopy w) (MemOf w "Vec"))
+      ((union u (Keep w ctx))) :ruleset legality :name "col-expand-identity-view")
 """

@@ -52,6 +52,18 @@ class ExtSite:
     window: Window
 
 
+@dataclass(eq=False)
+class RawColxSite:
+    """A col_expand operand that is a ``tile.slice`` with valid_shape / drop_dims (checked by
+    ``rules.checks``, never rewritten)."""
+
+    key: int
+    slice_stmt: AssignStmt
+    var: Var
+    consumer: Stmt
+    op: str
+
+
 @dataclass
 class Encoding:
     #: rows of the load tables (rules.sorts.LOAD turns them into terms and facts)
@@ -67,6 +79,7 @@ class Encoding:
     window_of: dict[int, Window] = field(default_factory=dict)
     #: scalar var (by id) -> its SSA definition expression
     scalar_defs: dict[int, Expr] = field(default_factory=dict)
+    raw_colx: list[RawColxSite] = field(default_factory=list)
     #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
 
@@ -90,6 +103,26 @@ def has_canonical_slice(fn: Function) -> bool:
 
     return any(isinstance(s, AssignStmt) and isinstance(s.value, Call)
                and is_canonical_slice(s.value) for s in walk(fn.body))
+
+
+def has_slice(fn: Function) -> bool:
+    """Whether the function has any ``tile.slice`` (canonical, or with valid_shape / drop_dims)."""
+    from ..ir.stmts import walk
+
+    return any(isinstance(s, AssignStmt) and isinstance(s.value, Call)
+               and s.value.op == "tile.slice" for s in walk(fn.body))
+
+
+def raw_slice_parts(call: Call) -> tuple[Var, ListExpr, ListExpr] | None:
+    """Source, shape and offset of a ``tile.slice`` with valid_shape / drop_dims (not a canonical
+    window), when they are a tile variable and two lists; otherwise None (not checked)."""
+    if call.op != "tile.slice" or not (len(call.args) > 3 or call.kwargs) or len(call.args) < 3:
+        return None
+    src, shape, off = call.args[:3]
+    if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)
+            and isinstance(shape, ListExpr) and isinstance(off, ListExpr)):
+        return None
+    return src.var, shape, off
 
 
 def operand_context(op_name: str, index: int | None) -> str | None:
@@ -118,6 +151,8 @@ class Encoder:
         self._n = 0
         self._sym_of: dict[int, int] = {}
         self._lit: dict[int, int] = {}
+        #: valid_shape / drop_dims slice var (by id) -> (its tile number, its statement)
+        self._raw: dict[int, tuple[int, AssignStmt]] = {}
 
     def fresh(self, prefix: str) -> str:
         self._n += 1
@@ -210,10 +245,30 @@ class Encoder:
         self.enc.window_of[id(stmt.target)] = w
         self.enc.roots.append((("RT", name), w))
 
+    def raw_slice(self, stmt: AssignStmt, src: Var, shape: ListExpr, off: ListExpr) -> None:
+        """State a valid_shape / drop_dims slice for ``rules.checks``: a ``Win`` term when its
+        shape is two constant dims and its offset two indices (otherwise a bare tile number,
+        about which nothing can be proven).  The slice's own value stays a leaf."""
+        self.fresh("v")
+        k = self._n
+        dims = [const_int(d) for d in shape.items]
+        if len(dims) == 2 and None not in dims and len(off.items) == 2:
+            base = self.tile(src)
+            r, c = self.idx(off.items[0]), self.idx(off.items[1])
+            self.row("WinRow", k, base, r, c, dims[0], dims[1])
+        self._raw[id(stmt.target)] = (k, stmt)
+
     # ------------------------------------------------------------------ uses
     def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: str | None) -> None:
         if ctx is None or not isinstance(e, VarRef):
             return
+        raw = self._raw.get(id(e.var))
+        if raw is not None and ctx == "colx":
+            self.fresh("x")
+            self.row("RawColxRow", self._n, raw[0])
+            call = stmt.value if isinstance(stmt, AssignStmt) else getattr(stmt, "call", None)
+            self.enc.raw_colx.append(RawColxSite(self._n, raw[1], e.var, stmt,
+                                                 call.op if isinstance(call, Call) else "?"))
         w = self.enc.window_of.get(id(e.var))
         if w is None:
             return
@@ -279,6 +334,9 @@ class Encoder:
                     self.enc.exts.append(site)
                     self.enc.roots.append((("R", name), site))
                 return
+            raw = raw_slice_parts(v)
+            if raw is not None:
+                self.raw_slice(s, *raw)
             if v.op != "tile.slice":
                 self.call_uses(s, v)
             return
@@ -289,6 +347,8 @@ class Encoder:
             w = self.enc.window_of.get(id(v.var))
             if w is not None:
                 self.enc.window_of[id(s.target)] = w
+            if id(v.var) in self._raw:
+                self._raw[id(s.target)] = self._raw[id(v.var)]
             return
         if isinstance(t, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):
             # a scalar SSA definition or alias: unioned with what it names

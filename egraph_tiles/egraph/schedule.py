@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from egglog import bindings as eb
 
-from egraph_tiles.rules import layout, legality, multiples, offsets, slices, sorts
+from egraph_tiles.rules import checks, layout, legality, multiples, offsets, slices, sorts
 
 SPAN = eb.RustSpan("", 0, 0)
 RULESETS = ("offsets", "slices", "multiples", "layout", "safe", "legality")
@@ -41,7 +41,7 @@ class RunStats:
 
 def program_text() -> str:
     return "\n".join([sorts.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
-                      slices.RULES, legality.RULES, sorts.LOAD,
+                      slices.RULES, legality.RULES, checks.RULES, sorts.LOAD, checks.LOAD,
                       "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"])
 
 
@@ -112,6 +112,18 @@ def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
     stats.enodes = size(eg)
     stats.seconds = time.perf_counter() - t0
     return stats
+
+
+def run_checks(eg: eb.EGraph) -> None:
+    """Run the ``checks`` ruleset once, after saturation (stratified: its rules read a proof
+    lattice at its final value)."""
+    eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("checks", None))))
+
+
+def has_fact(eg: eb.EGraph, relation: str, n: int) -> bool:
+    """Whether ``(relation n)`` holds (one lookup by value, no scan of the e-graph)."""
+    _sort, value = eg.eval_expr(eb.Lit(SPAN, eb.Int(n)))
+    return eg.lookup_function(relation, [value]) is not None
 
 
 def root_tree(eg: eb.EGraph, roots: list[tuple[str, int]]) -> int:

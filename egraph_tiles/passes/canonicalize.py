@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 
 from ..egraph import schedule
 from ..egraph.decode import Decision, Decoder
-from ..egraph.encode import Encoding, ExtSite, UseSite, Window, encode_function, has_canonical_slice
+from ..egraph.encode import Encoding, ExtSite, UseSite, Window, encode_function, has_slice
 from ..egraph.extract import Extractor, GreedyExtractor, flatten_roots
 from ..egraph.report import FunctionReport, Report, SliceDecision, alignment_reason, extract_bytes
 from ..egraph.windows import check_acc_windows
-from ..ir import ops
-from ..ir.exprs import Call, ListExpr, VarRef, const_int
-from ..ir.stmts import AssignStmt, EvalStmt, Function, Program, Stmt, walk
+from ..ir.exprs import Call, ListExpr, const_int
+from ..ir.stmts import AssignStmt, EvalStmt, Function, Program, Stmt
 from ..ir.types import TileType
 
 
@@ -42,17 +41,28 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
             report.functions.append(FunctionReport(fn.name, skipped="not an InCore function"))
         return fn
     check_acc_windows(fn)
-    _check_uncanonical_col_expand(fn)
-    if not has_canonical_slice(fn):
+    enc = encode_function(fn) if has_slice(fn) else None
+    canonical = enc is not None and bool(enc.windows)
+    if not canonical and (enc is None or not enc.raw_colx):
         if report is not None:
             report.functions.append(FunctionReport(fn.name, skipped="no canonical tile.slice"))
         return fn
     t0 = time.perf_counter()
-    enc = encode_function(fn)
     try:
         eg = schedule.new_egraph()
         schedule.load_tables(eg, enc.rows)
         stats = schedule.saturate(eg, opts.limits)
+        schedule.run_checks(eg)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # egglog panics arrive as pyo3 PanicException (a BaseException)
+        raise ValueError(f"the e-graph failed on function {fn.name!r}: {type(e).__name__}: {e}") from e
+    _raise_colx_violations(fn, enc, eg)
+    if not canonical:
+        if report is not None:
+            report.functions.append(FunctionReport(fn.name, skipped="no canonical tile.slice"))
+        return fn
+    try:
         root = schedule.root_tree(eg, [ref for ref, _ in enc.roots])
         _cost, term = opts.extractor.extract(eg, root)
         if opts.dot_prefix is not None:
@@ -76,45 +86,16 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
     return new_fn
 
 
-def _check_uncanonical_col_expand(fn: Function) -> None:
-    """A slice with valid_shape / drop_dims is not a window the pass rewrites; feeding a
-    col_expand op with a dynamic offset or a non-contiguous window it would corrupt its source."""
-    bad: dict[int, AssignStmt] = {}
-    for s in walk(fn.body):
-        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.slice" \
-                and (len(s.value.args) > 3 or s.value.kwargs):
-            src = s.value.args[0]
-            shape = s.value.args[1] if len(s.value.args) > 1 else None
-            off = s.value.args[2] if len(s.value.args) > 2 else None
-            if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)
-                    and isinstance(shape, ListExpr) and isinstance(off, ListExpr)):
-                continue
-            dynamic = any(const_int(o) is None for o in off.items)
-            sshape = src.var.type.const_shape()
-            dims = [const_int(d) for d in shape.items]
-            contiguous = (sshape is not None and len(dims) == 2 and None not in dims
-                          and (dims[0] == 1 or dims[1] == sshape[-1]))
-            if dynamic or not contiguous:
-                bad[id(s.target)] = s
-    if not bad:
-        return
-    for s in walk(fn.body):
-        call = s.value if isinstance(s, AssignStmt) and isinstance(s.value, Call) else \
-            s.call if isinstance(s, EvalStmt) else None
-        if call is None:
-            continue
-        op = ops.lookup(call.op)
-        if op is None or op.family is not ops.Family.COL_EXPAND:
-            continue
-        for a in call.args:
-            if isinstance(a, VarRef) and id(a.var) in bad:
-                sl = bad[id(a.var)]
-                raise ValueError(
-                    f"{sl.span}: in function {fn.name!r}, slice {a.var.name!r} has valid_shape / "
-                    f"drop_dims and a dynamic offset or non-contiguous window, and feeds "
-                    f"{call.op}: its lazy materialization would corrupt its source. Slice without "
-                    f"valid_shape / drop_dims, or copy it first with tile.extract(..., "
-                    f"target_memory=pl.Mem.Vec).")
+def _raise_colx_violations(fn: Function, enc: Encoding, eg) -> None:
+    """Turn the first ``ColxViolation`` fact (rules.checks) in program order into a ValueError."""
+    for site in enc.raw_colx:
+        if schedule.has_fact(eg, "ColxViolation", site.key):
+            raise ValueError(
+                f"{site.slice_stmt.span}: in function {fn.name!r}, slice {site.var.name!r} has "
+                f"valid_shape / drop_dims and a dynamic offset or non-contiguous window, and "
+                f"feeds {site.op}: its lazy materialization would corrupt its source. Slice "
+                f"without valid_shape / drop_dims, or copy it first with tile.extract(..., "
+                f"target_memory=pl.Mem.Vec).")
 
 
 def _write_dot(eg, path: str) -> None:

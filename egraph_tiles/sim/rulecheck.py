@@ -470,6 +470,11 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
     "MemrefBytes": lambda k, a, v: z3.And(a[0].r == 0, a[0].c == 0, addr(a[0]) == 8 * a[1]),
     "PitchIdx": lambda k, a, v: _root_pitch(a[0].root) == a[1],
     "LoopVar": lambda k, a, v: k.loop_var(a),
+    # rules/legality.py: the lazy col_expand materialization is an identity copy (the hardware
+    # model's colx legality: a window at literal offsets, a single row or the full root width)
+    "IdentityCopy": lambda k, a, v: z3.And(z3.BoolVal(bool(a[0].window) and a[0].static),
+                                           z3.Or(a[0].rows == 1,
+                                                 a[0].cols == _root_pitch(a[0].root))),
     "cost_table_Copy": lambda k, a, v: v == tdiv(a[0].rows * a[0].cols * _root_bits(a[0].root), 8),
     # rules/affine.py interval bounds
     "lin_lo": lambda k, a, v: v <= a[0], "lin_hi": lambda k, a, v: a[0] <= v,

@@ -271,3 +271,21 @@ sc: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.muls(hi, 0.125)
 g1: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(gamma, [1, 32], [0, 32])
 y: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(hi_ext, g1)
 """)
+
+
+def test_valid_shape_single_row_at_constant_offset_feeding_col_expand_is_accepted_and_untouched():
+    # the identity-copy proof (rules.legality) clears the check (rules.checks): no violation
+    unchanged(XG, TG + """
+w: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 64], [3, 0], valid_shape=[1, 32])
+y: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(w, gamma)
+""")
+
+
+def test_valid_shape_slice_reaching_col_expand_through_an_alias_raises():
+    text = kernel(XG + ", i: pl.Scalar[pl.INDEX]", TG + """
+w: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 64], [i, 0], valid_shape=[1, 32])
+w2 = w
+y: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(w2, gamma)
+""")
+    with pytest.raises(ValueError, match="slice 'w2'.*col_expand_mul"):
+        et.canonicalize_tile_slice(et.parse_program(text))
