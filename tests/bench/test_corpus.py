@@ -46,3 +46,25 @@ def test_affine_family_writes_the_unnormalised_offset():
 def test_unknown_family_is_rejected_with_the_known_names():
     with pytest.raises(ValueError, match="batched_matmul"):
         generate("nope", 10)
+
+
+def test_the_families_the_issue_lists_are_all_generated():
+    assert {"batched_matmul", "norm_rows", "attention_cols", "head_unaligned", "acc_windows",
+            "loop_carry", "branches"} <= set(FAMILIES)
+
+
+@pytest.mark.parametrize("family, marker", [
+    ("batched_matmul", "pl.Mem.Mat"),
+    ("norm_rows", "pl.tile.col_expand"),
+    ("acc_windows", "pl.tile.matmul_acc("),
+    ("loop_carry", "init_values="),
+    ("branches", "if "),
+])
+def test_each_family_writes_its_characteristic_construct(family, marker):
+    assert marker in generate(family, 60, seed=0).text
+
+
+def test_ten_thousand_statement_kernel_is_deterministic_and_sized():
+    a, b = generate(MIXED, 10_000, seed=3), generate(MIXED, 10_000, seed=3)
+    assert a.text == b.text
+    assert 10_000 <= a.statements < 10_000 + 40
