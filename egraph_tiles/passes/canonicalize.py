@@ -11,7 +11,7 @@ from ..egraph.encode import Encoding, ExtSite, UseSite, Window, encode_function,
 from ..egraph.extract import Extractor, GreedyExtractor, flatten_roots
 from ..egraph.report import FunctionReport, Report, SliceDecision, alignment_reason, extract_bytes
 from ..egraph.windows import check_acc_windows
-from ..ir.exprs import Call, ListExpr, const_int
+from ..ir.exprs import Call, ListExpr, VarRef, const_int
 from ..ir.stmts import AssignStmt, EvalStmt, Function, Program, Stmt
 from ..ir.types import TileType
 
