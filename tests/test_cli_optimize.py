@@ -117,3 +117,24 @@ def test_console_module_optimize_runs_as_a_subprocess(kfile):
     r = subprocess.run([sys.executable, "-m", "egraph_tiles.cli", "optimize", str(kfile), "--explain"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and HEAD_EXT in r.stdout and "copy" in r.stderr
+
+
+DYNAMIC_ROW = """\
+import pypto.language as pl
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], row_off: pl.Scalar[pl.INDEX]):
+        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        row = pl.tile.slice(t, [1, 64], [row_off, 0])
+        y = pl.tile.muls(row, 2.0)
+"""
+
+
+def test_explain_shows_the_row_stride_proof_for_a_dynamic_row_offset(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text(DYNAMIC_ROW)
+    r = subprocess.run([sys.executable, "-m", "egraph_tiles.cli", "optimize", str(src), "--explain"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "row offset row_off (multiple of 1) × 64 cols × 32 bits: multiple of 256 → view" in r.stderr
