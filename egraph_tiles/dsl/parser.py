@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Iterator
 from dataclasses import dataclass, field
 
-from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var,
+from ..ir.exprs import (static_type, BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var,
                         VarRef, const_int)
 from ..ir.ops import REGISTRY, OpTypeError, infer_type
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, FunctionType, IfStmt, LoopKind,
@@ -600,17 +600,9 @@ class _FunctionReader(_ExprReader):
     # -- typing helpers
 
     def type_of(self, e: Expr) -> Type | None:
-        if isinstance(e, VarRef):
-            return e.var.type
-        if isinstance(e, Const):
-            if isinstance(e.value, bool):
-                return ScalarType(DType.BOOL)
-            return ScalarType(DType.INDEX if isinstance(e.value, int) else DType.FP32)
-        if isinstance(e, Compare):
-            return ScalarType(DType.BOOL)
         if isinstance(e, (BinOp, Neg)):
-            return self._scalar_type(e, None)
-        return None
+            return self._scalar_type(e, None)  # checks the operands' types too
+        return static_type(e)
 
     def _scalar_type(self, e: Expr, node: ast.AST | None) -> ScalarType:
         dt: DType | None = None

@@ -284,7 +284,7 @@ def format_function(f: Function, depth: int = 1) -> list[str]:
 
 def print_program(prog: Program) -> str:
     """Canonical DSL text of a program."""
-    body = [f"@pl.program", f"class {prog.name}:"]
+    body = ["@pl.program", f"class {prog.name}:"]
     if not prog.functions:
         body.append(_IND + "pass")
     for i, f in enumerate(prog.functions):

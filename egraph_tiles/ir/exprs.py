@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from .types import DType, MemorySpace, Type
+from .types import DType, MemorySpace, ScalarType, Type
 
 _var_counter = 0
 
@@ -225,3 +225,19 @@ def substitute(e: Expr, mapping: dict[int, Expr]) -> Expr:
             tuple((k, substitute(v, mapping)) for k, v in e.kwargs),
         )
     return e
+
+
+def static_type(e: Expr) -> Type | None:
+    """The type of a variable use, a literal, a comparison or scalar arithmetic (INDEX);
+    None for anything else (calls, lists, symbols)."""
+    if isinstance(e, VarRef):
+        return e.var.type
+    if isinstance(e, Const):
+        if isinstance(e.value, bool):
+            return ScalarType(DType.BOOL)
+        return ScalarType(DType.INDEX if isinstance(e.value, int) else DType.FP32)
+    if isinstance(e, Compare):
+        return ScalarType(DType.BOOL)
+    if isinstance(e, (BinOp, Neg)):
+        return ScalarType(DType.INDEX)
+    return None

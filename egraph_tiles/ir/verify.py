@@ -12,12 +12,12 @@ definitions stay visible.
 
 from __future__ import annotations
 
-from .exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, Var, VarRef, const_int,
+from .exprs import (static_type, BinOp, Call, Compare, Expr, ListExpr, Neg, Var, const_int,
                     free_vars)
 from .ops import REGISTRY, OpTypeError, bind, infer_type
 from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
-from .types import DType, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+from .types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 
 
 def verify_program(prog: Program) -> Program:
@@ -154,17 +154,7 @@ class _Verifier:
     # -- types
 
     def type_of(self, e: Expr) -> Type | None:
-        if isinstance(e, VarRef):
-            return e.var.type
-        if isinstance(e, Const):
-            if isinstance(e.value, bool):
-                return ScalarType(DType.BOOL)
-            return ScalarType(DType.INDEX if isinstance(e.value, int) else DType.FP32)
-        if isinstance(e, Compare):
-            return ScalarType(DType.BOOL)
-        if isinstance(e, (BinOp, Neg)):
-            return ScalarType(DType.INDEX)
-        return None
+        return static_type(e)
 
     def same(self, s: Stmt | None, a: Type | None, b: Type | None, what: str) -> None:
         if a is None or b is None or isinstance(a, UnknownType) or isinstance(b, UnknownType):

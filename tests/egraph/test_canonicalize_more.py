@@ -56,7 +56,9 @@ def test_node_and_time_limits_are_reported_and_keep_only_views_proven_without_li
     et.canonicalize_tile_slice(et.parse_program(text), options=Options(limits=Limits(**limits)),
                                report=limited)
     assert limited.functions[0].limit_hit is not None and "limit" in limited.explain()
-    views = lambda rep: {(d.slice, d.use) for d in rep.functions[0].decisions if d.decision == "view"}
+    def views(rep):
+        return {(d.slice, d.use) for d in rep.functions[0].decisions if d.decision == "view"}
+
     assert views(limited) <= views(full)
     assert limited.functions[0].bytes_after >= full.functions[0].bytes_after
 

@@ -5,9 +5,7 @@ from hypothesis import given, strategies as st
 
 import egraph_tiles as et
 from canon_helpers import kernel
-from egglog import bindings as eb
 from egraph_tiles.egraph import schedule
-from egraph_tiles.ir.exprs import BinOp, Const, Expr, VarRef
 
 VARS = ("a", "b", "c")
 

@@ -134,7 +134,6 @@ for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
 @pytest.mark.parametrize("shape,offset", [("[2, 64]", "[4, 0]"), ("[1, 32]", "[3, 5]"), ("[16, 64]", "[0, 0]")],
                          ids=["full-width-rows", "single-row-constant-offset", "whole-tile"])
 def test_identity_copy_col_expand_window_stays(shape, offset):
-    rows = shape.strip("[]").split(",")[0]
     cols = shape.strip("[]").split(",")[1].strip()
     vec = "gamma" if cols == "64" else "gh"
     extra = "" if cols == "64" else f"\ngh: pl.Tile[[1, {cols}], pl.FP32, pl.Mem.Vec] = pl.tile.slice(gamma, [1, {cols}], [0, 0])"
@@ -206,6 +205,66 @@ y: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.muls(p_ext, 0.5)
 q: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 8])
 z: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(q, 0.5)
 """)
+
+
+X128 = "x: pl.Tensor[[16, 128], pl.FP32]"
+L128 = ("local: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = "
+        "pl.tile.load(x, [0, 0], [16, 128], target_memory=pl.Mem.Vec)")
+P8 = L128 + """
+p: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 1])
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(p, 0.5)
+"""
+P8_EXT = L128 + """
+p_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 1, shape=[16, 8], target_memory=pl.Mem.Vec)
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(p_ext, 0.5)
+"""
+
+
+def test_chained_slice_aligned_in_its_copied_parent_is_a_view_of_the_parent_copy():
+    # in p_ext (pitch 8): (2*8 + 0) * 32 = 512 bits, aligned; in local: (2*128 + 1) * 32, not
+    assert_canonicalizes(X128, P8 + """
+c: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(p, [1, 8], [2, 0])
+z: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c, 0.5)
+""", P8_EXT + """
+c_view: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(p_ext, [1, 8], [2, 0])
+z: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c_view, 0.5)
+""")
+
+
+def test_chained_slice_unaligned_in_the_source_and_in_the_parent_copy_is_copied_from_the_source():
+    # in p_ext: (1*8 + 1) * 32 bits; in local: (1*128 + 2) * 32 bits: neither is aligned
+    assert_canonicalizes(X128, P8 + """
+c: pl.Tile[[1, 4], pl.FP32, pl.Mem.Vec] = pl.tile.slice(p, [1, 4], [1, 1])
+z: pl.Tile[[1, 4], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c, 0.5)
+""", P8_EXT + """
+c_ext: pl.Tile[[1, 4], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 1, 2, shape=[1, 4], target_memory=pl.Mem.Vec)
+z: pl.Tile[[1, 4], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c_ext, 0.5)
+""")
+
+
+def test_chained_slice_does_not_read_the_parent_copy_after_fillpad_inplace_writes_the_source():
+    # p_ext is a snapshot taken before the fillpad; c must see the padded source
+    assert_canonicalizes(X128, P8 + """
+c: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(p, [1, 8], [2, 0])
+t2: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.tile.fillpad_inplace(local, pl.PadValue.zero)
+z: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c, 0.5)
+""", P8_EXT + """
+t2: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.tile.fillpad_inplace(local, pl.PadValue.zero)
+c_ext: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 2, 1, shape=[1, 8], target_memory=pl.Mem.Vec)
+z: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c_ext, 0.5)
+""")
+
+
+def test_explain_shows_the_arithmetic_of_a_view_of_the_parent_copy():
+    from egraph_tiles.egraph.report import Report
+
+    rep = Report()
+    et.canonicalize_tile_slice(et.parse_program(kernel(X128, P8 + """
+c: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(p, [1, 8], [2, 0])
+z: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c, 0.5)
+""")), report=rep)
+    assert ("view of the parent's copy p_ext: offset (2 × 8 cols + 0) × 32 bits = 512 bits: "
+            "multiple of 256 → view") in rep.explain()
 
 
 def test_loop_variable_stepping_by_8_over_fp32_columns_stays_zero_copy():

@@ -268,7 +268,7 @@ return out""", R16)
 
 
 def test_memref_offset_plus_column_offset_can_make_a_slice_aligned() -> None:
-    t = kernel(f"x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]", """
+    t = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]", """
 v: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.MemRef(4)] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
 h = pl.tile.slice(v, [16, 1], [0, 7])
 r = pl.tile.muls(h, 2)

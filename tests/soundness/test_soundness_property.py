@@ -4,7 +4,6 @@ smoke version runs by default.  Shrunk failures are printed as DSL text."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, find, given, note, settings
 from hypothesis import strategies as st
