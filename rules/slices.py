@@ -4,9 +4,14 @@ Seed (canonicalize_tile_slice): Mat-resident slices are folded into their ``tile
 matmul consumers; a Mat slice with any other consumer stays (a valid ``pto.subview``); chained
 slices are peeled with accumulated offsets.  The ``safe`` ruleset gives every use the realization
 that is always correct; zero-copy alternatives come only from ``rules.legality``.
+
+The ``copyview`` ruleset (run only in the driver's second round) adds, for a use of a slice of a
+slice whose parent was copied at its definition, the form that reads the parent's copy.
 """
 
-RULES = """
+from .sorts import CAP
+
+RULES = f"""
 (ruleset slices)
 ; "Chained Mat tile.slice (slice of a slice): peeled; offsets accumulated" (any depth: the rule
 ; re-fires on the peeled term)
@@ -48,4 +53,22 @@ RULES = """
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-left-window")
 (rule ((= u (Use w ctx)) (= ctx "right") (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-right-window")
+
+(ruleset copyview)
+(relation CopyViewGateRow (i64 i64 String))
+; Issue 4 item 6: a slice ``c = slice(p, [h, w], [r1, c1])`` of a Vec window ``p`` that was copied
+; at its definition (``p_ext``, a fresh aligned buffer whose pitch is p's column count) may read
+; the copy instead of the source: ``(Win (CopyBuf p) r1 c1 h w)``.  "p was copied and nothing
+; writes the source between p's definition and this use" is not a positive fact the rules can
+; derive, so the driver states it as a gate row after round 1.  The form is added to the *use*,
+; never to c's window class: alignment facts are per e-class, and the copy's proof must not leak
+; onto the source view.  The safe copy and the legality proof of a view then apply as for any
+; window.  A child identical to its parent is excluded (the parent's own uses would read the copy).
+(rule ((CopyViewGateRow kp ck ctx) (= p (NT kp)) (= child (NT ck)) (!= child p)
+       (= child (Win p r1 c1 h w)) (= p (Win b r0 c0 hp wp)) (MemOf p "Vec") (= bits (Bits p))
+       (= u (Use child ctx)))
+      ((union u (Use (Win (CopyBuf kp) r1 c1 h w) ctx))
+       (MemOf (CopyBuf kp) "Vec") (FreshAlloc (CopyBuf kp)) (set (Bits (CopyBuf kp)) bits)
+       (set (Pitch (CopyBuf kp)) wp) (set (PitchMult (CopyBuf kp)) (min (& wp (- 0 wp)) {CAP})))
+      :ruleset copyview :name "view-of-parent-copy")
 """

@@ -8,7 +8,9 @@ Sorts
           through them.
 ``Tile``  tile values: ``(Leaf "v3")`` for any non-window value (facts: memory, pitch, storage bits,
           address multiple) and ``(Win base row col rows cols)`` for a canonical 3-argument
-          ``tile.slice(base, [rows, cols], [row, col])``.
+          ``tile.slice(base, [rows, cols], [row, col])``.  ``(CopyBuf k)`` is the copy a Vec window
+          ``k`` got at its definition (a fresh aligned buffer, pitch = the window's column count);
+          it enters the e-graph only through a gate fact of the second round (``rules.slices``).
 ``Real``  how one use of a tile is realized in the output program:
           ``(Use tile ctx)`` is the use site itself (never extracted); rules make it equal to
           ``(Keep tile ctx)`` (pass the value as is — a zero-copy view for a window) or
@@ -29,7 +31,8 @@ escapes (alias, loop init, yield), ``"colx"`` a ``Family.COL_EXPAND`` operand, `
 
 Costs: a window node is expensive (1000) so a folded / peeled form with one statement fewer wins;
 ``Copy`` gets its byte cost (rows * cols * storage bits / 8) from the ``cost_table_Copy`` table set
-by the rule that creates it; ``Keep`` costs 0 bytes.
+by the rule that creates it; ``Keep`` costs 0 bytes; ``CopyBuf`` costs 2 (one more than a
+``Leaf``), so on a tie the form reading the source wins.
 """
 
 CAP = 1 << 30  # known multiples are capped here (powers of two; products stay inside i64)
@@ -45,6 +48,7 @@ SCHEMA = """
 (datatype Tile
   (NT i64 :unextractable)
   (Leaf String)
+  (CopyBuf i64 :cost 2)
   (Win Tile Idx Idx i64 i64 :cost 1000))
 (datatype Real
   (NR i64 :unextractable)

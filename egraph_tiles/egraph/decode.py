@@ -6,6 +6,13 @@ the source's storage between the definition and the use; otherwise — and alway
 operand copies, as the seed specifies — the copy goes right before its consumer.  A copy already
 available in an enclosing scope is reused (identical copies of one window are emitted once).
 Slices left without uses are dropped, chains together.
+
+A use realized from the copy its parent slice got at its definition (``CopyBuf k`` in the chosen
+term, round 2 of the driver) reads that copy: a view is emitted as a fresh
+``tile.slice(p_ext, shape, [r, c])`` right after the child's slice; a copy extracts from
+``p_ext``.  When no copy of the parent exists at its definition, one is created there (sound: the
+driver only offers the form when nothing writes the source between the parent's definition and
+the use).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ class Decision:
     term: Term | None = None
     copy_var: Var | None = None
     placement: str | None = None  # "definition" | "consumer"
+    buf_var: Var | None = None  # the parent's copy a view / copy of a CopyBuf form reads
 
 
 @dataclass
@@ -203,10 +211,12 @@ class Decoder:
         when saturation stopped early)."""
         if t[0] == "Leaf":
             return self.enc.leaves[t[1]], Const(0), Const(0)
+        if t[0] == "CopyBuf":
+            return self.buf_var[int(t[1])], Const(0), Const(0)
         assert t[0] == "Win", t
         base, r0, c0 = self.window_parts(t[1], pos, path)
         r, c = self.idx(t[2], pos, path), self.idx(t[3], pos, path)
-        if t[1][0] != "Leaf":
+        if t[1][0] not in ("Leaf", "CopyBuf"):
             r, c = BinOp("+", r0, r), BinOp("+", c0, c)
         return base, r, c
 
@@ -226,9 +236,21 @@ class Decoder:
         self.win_term: dict[int, Term] = {}
         self.def_copies: dict[int, list[tuple[UseSite, Term]]] = {}
         self.copy_var: dict[tuple[int, Term], Var] = {}  # (use key id, term) planned
+        #: window key -> the copy it got at its definition (``CopyBuf`` forms read it)
+        self.buf_var: dict[int, Var] = {}
+        self.bufs_needed: set[int] = set()
+        self.views: dict[int, list[tuple[UseSite, Term]]] = {}  # child slice stmt -> views
+        self.placed_view: dict[int, Var] = {}  # id(UseSite) -> view of the parent's copy
+        self.buf_sites: list[tuple[UseSite, int]] = []  # uses reading a parent's copy
         for (_, site), term in zip(self.enc.roots, self.results):
             if isinstance(site, UseSite):
                 self.use_of.setdefault(id(site.stmt), []).append((site, term))
+                kp = copy_buf_of(term)
+                if kp is not None:
+                    self.bufs_needed.add(kp)
+                    self.buf_sites.append((site, kp))
+                    if term[0] == "Keep":
+                        self.views.setdefault(id(site.window.stmt), []).append((site, term))
                 if term[0] == "Copy":
                     base = self._root_base(site.window)
                     at_def = term[2] == "Vec" and not self.hazard(site.window, site.stmt, base)
@@ -238,6 +260,7 @@ class Decoder:
                 self.ext_of[id(site.stmt)] = term
             elif isinstance(site, Window):
                 self.win_term[id(site.stmt)] = term
+        self.window_by_key = {w.key: w for w in self.enc.windows}
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[int, Var] = {}  # id(UseSite) -> copy var
         body = self.block(self.fn.body)
@@ -276,8 +299,47 @@ class Decoder:
                     (("shape", shape), ("target_memory", Symbol(("Mem", mem.value), mem))))
         out.append(AssignStmt(v, call, anchor.span))
         self.scopes[-1][term[:3]] = v
-        self.decisions.append(Decision("copy", site, term, v, placement))
+        kp = copy_buf_of(term)
+        self.decisions.append(Decision("copy", site, term, v, placement,
+                                       self.buf_var.get(kp) if kp is not None else None))
+        if placement == "definition" and anchor is w.stmt:
+            self.buf_var.setdefault(w.key, v)
         return v
+
+    def make_buf(self, w: Window, out: list[Stmt]) -> None:
+        """The copy of window ``w`` at its definition, when a chosen form reads it and no use of
+        ``w`` created it."""
+        info = self.pos[id(w.stmt)]
+        base, r, c = self.window_parts(self.win_term[id(w.stmt)], info.pos + 1, info.path)
+        t = base.type
+        assert isinstance(t, TileType)
+        shape = ListExpr((Const(w.rows), Const(w.cols)))
+        v = Var(self.fresh_name(f"{w.var.name}_ext"), TileType(shape.items, t.dtype, MemorySpace.Vec))
+        call = Call("tile.extract", (VarRef(base), r, c),
+                    (("shape", shape), ("target_memory", Symbol(("Mem", "Vec"), MemorySpace.Vec))))
+        out.append(AssignStmt(v, call, w.stmt.span))
+        self.buf_var[w.key] = v
+
+    def make_views(self, s: AssignStmt, out: list[Stmt]) -> None:
+        """Views of the parent's copy for the uses of the child slice ``s``, right after it."""
+        made: dict[Term, Var] = {}
+        info = self.pos[id(s)]
+        for site, term in self.views[id(s)]:
+            v = made.get(term)
+            win = term[1]
+            kp = int(win[1][1])
+            if v is None:
+                buf = self.buf_var[kp]
+                r, c = self.idx(win[2], info.pos + 1, info.path), self.idx(win[3], info.pos + 1, info.path)
+                t = buf.type
+                assert isinstance(t, TileType)
+                shape = ListExpr((Const(int(win[4])), Const(int(win[5]))))
+                v = Var(self.fresh_name(f"{site.window.var.name}_view"),
+                        TileType(shape.items, t.dtype, MemorySpace.Vec))
+                out.append(AssignStmt(v, Call("tile.slice", (VarRef(buf), shape, ListExpr((r, c)))),
+                                      s.span))
+                made[term] = v
+            self.placed_view[id(site)] = v
 
     def block(self, body: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -289,12 +351,25 @@ class Decoder:
                     if v is None:
                         v = self.make_copy(site, term, s, "consumer", out)
                     repl[id(site)] = v
+                elif id(site) in self.placed_view:
+                    v = self.placed_view[id(site)]
+                    repl[id(site)] = v
+                    kp = copy_buf_of(term)
+                    self.decisions.append(Decision("view", site, term, v, "definition",
+                                                   self.buf_var[kp]))
                 else:
                     self.decisions.append(Decision("view", site, term))
             out.append(self.rewrite(s, repl))
             if isinstance(s, AssignStmt) and id(s) in self.def_copies:
                 for site, term in self.def_copies[id(s)]:
                     self.placed[id(site)] = self.make_copy(site, term, s, "definition", out)
+            if isinstance(s, AssignStmt) and id(s) in self.win_term:
+                w = self.enc.window_of.get(id(s.target))
+                if w is not None and w.stmt is s and w.key in self.bufs_needed \
+                        and w.key not in self.buf_var:
+                    self.make_buf(w, out)
+            if isinstance(s, AssignStmt) and id(s) in self.views:
+                self.make_views(s, out)
         return out
 
     def sub_block(self, body: list[Stmt]) -> list[Stmt]:
@@ -397,6 +472,16 @@ class Decoder:
                 if id(w.var) in dead_set:
                     self.decisions.append(Decision("dropped", w))
             body = _remove(body, dead_set)
+
+
+def copy_buf_of(term: Term) -> int | None:
+    """The window key ``k`` of the ``(CopyBuf k)`` a chosen use term reads, if any."""
+    if term[0] not in ("Keep", "Copy"):
+        return None
+    t = term[1]
+    while t[0] == "Win":
+        t = t[1]
+    return int(t[1]) if t[0] == "CopyBuf" else None
 
 
 def _stmt_exprs(s: Stmt) -> list[Expr]:

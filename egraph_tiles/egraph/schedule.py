@@ -120,6 +120,20 @@ def run_checks(eg: eb.EGraph) -> None:
     eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("checks", None))))
 
 
+def add_copy_views(eg: eb.EGraph, gates: list[tuple[int, int, str]], limits: Limits) -> RunStats:
+    """Round 2 of the driver: load the gate rows ``(parent window, child tile, ctx)`` (uses of a
+    slice of a slice whose parent was copied at its definition, with nothing writing the source in
+    between), add the forms reading the parent's copy (``rules.slices`` ``copyview``), and
+    saturate again so the safe and legality rules prove or refuse them like any window."""
+    load_tables(eg, {"CopyViewGateRow": gates}, ruleset="copyview")
+    return saturate(eg, limits)
+
+
+def class_of(eg: eb.EGraph, ctor: str, n: int) -> object:
+    """The (canonical) e-class value of ``(ctor n)``."""
+    return eg.eval_expr(eb.Call(SPAN, ctor, [eb.Lit(SPAN, eb.Int(n))]))[1]
+
+
 def has_fact(eg: eb.EGraph, relation: str, n: int) -> bool:
     """Whether ``(relation n)`` holds (one lookup by value, no scan of the e-graph)."""
     _sort, value = eg.eval_expr(eb.Lit(SPAN, eb.Int(n)))

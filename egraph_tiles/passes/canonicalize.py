@@ -1,4 +1,11 @@
-"""The CanonicalizeTileSlice pass: a thin driver over encode → saturate → extract → decode."""
+"""The CanonicalizeTileSlice pass: a thin driver over encode → saturate → extract → decode.
+
+Round 2 (only when there is something to gate): a slice of a slice whose parent got a copy at its
+definition may read that copy instead of the source.  "The parent was copied" is a result of
+round 1's extraction, not a fact rules can derive (no negation), so the driver states it as gate
+rows for the uses where it holds, saturates the same e-graph again and extracts again; the cost
+model then picks, among the forms proven safe, the copy's view, the source's view or a copy.
+"""
 
 from __future__ import annotations
 
@@ -73,7 +80,28 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
         raise ValueError(f"the e-graph failed on function {fn.name!r}: {type(e).__name__}: {e}") from e
     results = flatten_roots(term)
     assert len(results) == len(enc.roots), (len(results), len(enc.roots))
-    decoded = Decoder(fn, enc, results).run()
+    decoder = Decoder(fn, enc, results)
+    decoded = decoder.run()
+    gates = _copy_view_gates(enc, decoder, eg)
+    if gates:
+        try:
+            stats2 = schedule.add_copy_views(eg, sorted(set(gates.values())), opts.limits)
+            _cost, term = opts.extractor.extract(eg, root)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # egglog panics arrive as pyo3 PanicException
+            raise ValueError(f"the e-graph failed on function {fn.name!r}: {type(e).__name__}: {e}") from e
+        stats.iterations += stats2.iterations
+        stats.enodes = stats2.enodes
+        stats.saturated = stats.saturated and stats2.saturated
+        stats.limit_hit = stats.limit_hit or stats2.limit_hit
+        results2 = flatten_roots(term)
+        decoder2 = Decoder(fn, enc, results2)
+        decoded2 = decoder2.run()
+        # every use reading a parent's copy must be one the gates allowed (else keep round 1)
+        if all(gates.get(id(site)) is not None and gates[id(site)][0] == kp
+               for site, kp in decoder2.buf_sites):
+            decoded = decoded2
     new_fn = Function(fn.name, fn.params, fn.return_types, decoded.body, fn.func_type,
                       fn.decorator_kwargs, fn.has_self, fn.span)
     if report is not None:
@@ -84,6 +112,64 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
         fr.decisions = [_explain(d, enc, eg) for d in decoded.decisions]
         report.functions.append(fr)
     return new_fn
+
+
+def _copy_view_gates(enc: Encoding, dec: Decoder, eg) -> dict[int, tuple[int, int, str]]:
+    """Gate rows ``(parent window, child tile, ctx)`` by use site (``id``): uses of a slice ``c`` of
+    a Vec slice ``p`` that got a copy at its definition in round 1, with nothing writing the
+    source between ``p``'s definition and the use (nor the use itself writing it).  Uses share an
+    e-class per (tile class, ctx), so a class is gated only when every use in it qualifies with
+    the same parent; a parent whose own uses are gated is skipped (its copy must stay as in
+    round 1).  A child identical to its parent is excluded by the rule itself."""
+    cand: dict[int, int] = {}
+    for site in enc.uses:
+        w = site.window
+        p = w.parent
+        if p is None or site.ctx not in ("ord", "colx") or p.key not in dec.buf_var:
+            continue
+        base = dec._root_base(p)
+        if dec.hazard(p, site.stmt, base):
+            continue
+        q = dec.pos[id(site.stmt)].pos
+        g = dec._find(id(base))
+        if any(wp == q and dec._find(id(v)) == g for wp, v in dec.writers):
+            continue  # the consumer writes the source's storage: it must write the source
+        if not _plain_read(site):
+            continue
+        cand[id(site)] = p.key
+    if not cand:
+        return {}
+    classes: dict[object, list[UseSite]] = {}
+    for site in enc.uses:
+        classes.setdefault(schedule.class_of(eg, "NR", site.key), []).append(site)
+    gates: dict[int, tuple[int, int, str]] = {}
+    for sites in classes.values():
+        parents = {cand.get(id(x)) for x in sites}
+        if len(parents) != 1 or None in parents:
+            continue
+        kp = parents.pop()
+        for x in sites:
+            gates[id(x)] = (kp, enc.tile_of[id(x.var)], x.ctx)
+    gated_windows = {x.window.key for x in enc.uses if id(x) in gates}
+    return {k: g for k, g in gates.items() if g[0] not in gated_windows}
+
+
+def _plain_read(site: UseSite) -> bool:
+    """Whether the use only reads its operand: a call argument of a registered op that neither
+    writes it back nor returns a view of it (an escape or a view could be written later under
+    another name, and the write must land in the source, not in the parent's copy)."""
+    from ..ir import ops
+
+    call = site.stmt.value if isinstance(site.stmt, AssignStmt) else \
+        site.stmt.call if isinstance(site.stmt, EvalStmt) else None
+    if not isinstance(call, Call) or site.slot[0] not in ("arg", "kwarg"):
+        return False
+    op = ops.lookup(call.op)
+    if op is None or op.inherits_input_memory:
+        return False
+    i = site.slot[1] if site.slot[0] == "arg" else \
+        op.params.index(site.slot[1]) if site.slot[1] in op.params else None
+    return i is not None and op.reuses_arg != i
 
 
 def _raise_colx_violations(fn: Function, enc: Encoding, eg) -> None:
@@ -141,6 +227,8 @@ def _explain(d: Decision, enc: Encoding, eg) -> SliceDecision:
                    f"{nbytes} B")
         else:
             why = "not a Mat window: left as it is"
+    elif d.buf_var is not None:
+        why = _copy_view_reason(w, copied, d.buf_var.name, enc, eg)
     elif site.ctx == "colx":
         why = _colx_reason(w, copied, nbytes)
     else:
@@ -203,6 +291,19 @@ def _colx_reason(w: Window, copied: bool, nbytes: int) -> str:
         return (f"window {shape} is not contiguous: the dense repack would overwrite its own "
                 f"source (#2010) → copy {nbytes} B")
     return f"not proven an identity copy → copy {nbytes} B"
+
+
+def _copy_view_reason(w: Window, copied: bool, buf: str, enc: Encoding, eg) -> str:
+    """A use read from its parent's copy ``buf`` (fresh, aligned, pitch = the parent's columns),
+    at the child's own offsets."""
+    from ..egraph.report import alignment_reason
+
+    call = w.stmt.value
+    assert isinstance(call, Call) and isinstance(call.args[2], ListExpr) and w.parent is not None
+    r, c = call.args[2].items
+    reason = alignment_reason(r, c, w.parent.cols, _bits(w), _mult(eg, r, enc), _mult(eg, c, enc),
+                              None, w.rows, w.cols, not copied)
+    return f"{'view' if not copied else 'copy'} of the parent's copy {buf}: {reason}"
 
 
 def _ord_reason(w: Window, copied: bool, enc: Encoding, eg) -> str:
