@@ -263,6 +263,7 @@ class Decoder:
         self.window_by_key = {w.key: w for w in self.enc.windows}
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[int, Var] = {}  # id(UseSite) -> copy var
+        self.copy_at: dict[int, tuple[int, tuple[int, ...]]] = {}  # id(copy var) -> (pos, loops)
         body = self.block(self.fn.body)
         body = self.drop_dead(body)
         return Decoded(body, self.decisions)
@@ -282,7 +283,7 @@ class Decoder:
     def make_copy(self, site: UseSite, term: Term, anchor: Stmt, placement: str,
                   out: list[Stmt]) -> Var:
         v = self.lookup_copy(term)
-        if v is not None:
+        if v is not None and not self._written_since(v, site, anchor, placement):
             self.decisions.append(Decision("copy", site, term, v, "shared"))
             return v
         info = self.pos[id(anchor)]
@@ -299,12 +300,27 @@ class Decoder:
                     (("shape", shape), ("target_memory", Symbol(("Mem", mem.value), mem))))
         out.append(AssignStmt(v, call, anchor.span))
         self.scopes[-1][term[:3]] = v
+        # the copy holds the source as of just after the slice (definition) or just before the
+        # consumer, whose own write comes after the read
+        self.copy_at[id(v)] = (info.pos if placement == "definition" else info.pos - 1, info.loops)
         kp = copy_buf_of(term)
         self.decisions.append(Decision("copy", site, term, v, placement,
                                        self.buf_var.get(kp) if kp is not None else None))
         if placement == "definition" and anchor is w.stmt:
             self.buf_var.setdefault(w.key, v)
         return v
+
+    def _written_since(self, v: Var, site: UseSite, anchor: Stmt, placement: str) -> bool:
+        """Whether the source may be written between the creation of the identical copy ``v`` and
+        the point where this use needs the source's value (then ``v`` is stale: make a new one)."""
+        c_pos, c_loops = self.copy_at[id(v)]
+        q = self.pos[id(anchor)]
+        end = q.pos if placement == "definition" else q.pos - 1
+        outer = [lp for lp in q.loops if lp not in c_loops]
+        if outer:
+            end = max(end, self.loop_end[min(outer)])
+        g = self._find(id(self._root_base(site.window)))
+        return any(c_pos < wp <= end and self._find(id(x)) == g for wp, x in self.writers)
 
     def make_buf(self, w: Window, out: list[Stmt]) -> None:
         """The copy of window ``w`` at its definition, when a chosen form reads it and no use of

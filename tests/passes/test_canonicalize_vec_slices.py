@@ -267,6 +267,23 @@ z: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c, 0.5)
             "multiple of 256 → view") in rep.explain()
 
 
+def test_identical_slice_after_fillpad_inplace_gets_its_own_copy_not_the_stale_one():
+    # q_ext is a snapshot taken before the fillpad; p (the same window) must see the padded source
+    assert_canonicalizes(X128, L128 + """
+q: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 1])
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(q, 2.0)
+t2: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.tile.fillpad_inplace(local, pl.PadValue.zero)
+p: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 1])
+z: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(p, 3.0)
+""", L128 + """
+q_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 1, shape=[16, 8], target_memory=pl.Mem.Vec)
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(q_ext, 2.0)
+t2: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.tile.fillpad_inplace(local, pl.PadValue.zero)
+p_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 1, shape=[16, 8], target_memory=pl.Mem.Vec)
+z: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(p_ext, 3.0)
+""")
+
+
 def test_loop_variable_stepping_by_8_over_fp32_columns_stays_zero_copy():
     unchanged(X, T + """
 for j in pl.range(0, 64, 8):
