@@ -14,6 +14,19 @@ very notion that keeps a canonical col_expand operand zero-copy — recorded in 
 ``ColxProven`` (0 at load, 1 once proven, merge = max).  The ``checks`` ruleset runs once, after
 saturation (stratified): only then does ``ColxProven = 0`` mean "no proof exists", and a missing
 proof is a violation (never a silent acceptance).
+
+Written windows (a ``tile.slice`` an op writes back into): a Vec window whose storage a
+registered op writes in place (registry ``reuses_arg``), directly or through a view of it
+(``inherits_input_memory``: set_validshape, reshape, ...), an alias, a loop carry or an ``if``
+result, must stay a view — a copy would take the write and lose it.  It may stay a view only when
+its address is proven aligned (#1789).  The encoder states each write as ``(WriteRow n t)`` (write
+``n`` lands in tile ``t``) and each storage-sharing edge as ``(ViewEdgeRow d s)`` (``d`` lives in
+``s``'s storage); the ``written`` ruleset (saturated before ``checks``) propagates
+``(WrittenBy tile n)`` from a view back to its source window, and ``(WrittenUse k)`` marks a use
+whose value is written.  ``ViewProven`` (0 once written, 1 once an ordinary-operand view of the
+window is proven, merge = max) is read by ``checks`` only after saturation: a written Vec window
+without a proven view is a ``WriteViolation`` (reject, never accept).  Opaque (unregistered) ops
+are assumed not to write their operands back (their operands are copied as before).
 """
 
 RULES = """
@@ -27,10 +40,35 @@ RULES = """
 ; (dynamic offset, or a window that is neither a single row nor full width) is a violation
 (rule ((RawColxUse n w) (= 0 (ColxProven w))) ((ColxViolation n))
       :ruleset checks :name "raw-slice-col-expand-violation")
+
+(relation WrittenBy (Tile i64))
+(relation ViewOf (Tile Tile))
+(function ViewProven (Tile) i64 :merge (max old new))
+(relation WriteViolation (i64 i64))
+(relation WindowWriteViolation (i64))
+; a proven view of a window as an ordinary operand (aligned-vec-view, #1789): writes through it
+; land in the source
+(rule ((= u (Use w "ord")) (= u (Keep w "ord")) (= w (Win b r c h wd)))
+      ((set (ViewProven w) 1)) :ruleset legality :name "written-window-view-proven")
+(ruleset written)
+; a write into a view (or alias / carry) of a tile is a write into that tile's storage
+(rule ((WrittenBy d n) (ViewOf d s)) ((WrittenBy s n)) :ruleset written :name "written-through-view")
+(rule ((WrittenBy w n) (= w (Win b r c h wd))) ((set (ViewProven w) 0))
+      :ruleset written :name "written-window-needs-view")
+; a written Vec window with no view proven: a copy would lose the write, an unaligned view can
+; hang the device (#1789) — a violation
+(rule ((WrittenBy w n) (= w (NT k)) (= w (Win b r c h wd)) (MemOf w "Vec") (= 0 (ViewProven w)))
+      ((WriteViolation k n) (WindowWriteViolation k)) :ruleset checks :name "written-window-violation")
 """
 
 LOAD = """
 (relation RawColxRow (i64 i64))
 (rule ((RawColxRow n k)) ((RawColxUse n (NT k)) (set (ColxProven (NT k)) 0))
       :ruleset load :name "load-raw-col-expand-use")
+(relation WriteRow (i64 i64))
+(relation ViewEdgeRow (i64 i64))
+(relation WrittenUse (i64))
+(rule ((WriteRow n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
+(rule ((ViewEdgeRow d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
+(rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")
 """

@@ -64,6 +64,17 @@ class RawColxSite:
     op: str
 
 
+@dataclass(eq=False)
+class WriteSite:
+    """An operand a registered op writes back into (registry ``reuses_arg``): write ``key``
+    lands in ``var``'s storage (checked by ``rules.checks``, never rewritten)."""
+
+    key: int
+    stmt: Stmt
+    var: Var
+    op: str
+
+
 @dataclass
 class Encoding:
     #: rows of the load tables (rules.sorts.LOAD turns them into terms and facts)
@@ -80,6 +91,7 @@ class Encoding:
     #: scalar var (by id) -> its SSA definition expression
     scalar_defs: dict[int, Expr] = field(default_factory=dict)
     raw_colx: list[RawColxSite] = field(default_factory=list)
+    writes: list[WriteSite] = field(default_factory=list)
     #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
 
@@ -286,6 +298,36 @@ class Encoder:
         for k, v in call.kwargs:
             idx = op.params.index(k) if op is not None and k in op.params else None
             self.use(stmt, ("kwarg", k), v, operand_context(call.op, idx))
+        if op is not None:
+            self.effects(stmt, call, op)
+
+    def _tile_arg(self, call: Call, op: ops.OpDef, i: int) -> Var | None:
+        a = call.args[i] if i < len(call.args) else dict(call.kwargs).get(op.params[i]) \
+            if i < len(op.params) else None
+        return a.var if isinstance(a, VarRef) and isinstance(a.var.type, TileType) else None
+
+    def edge(self, dst: Var, src: Var) -> None:
+        """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src``."""
+        if isinstance(dst.type, TileType) and isinstance(src.type, TileType):
+            self.row("ViewEdgeRow", self.tile(dst), self.tile(src))
+
+    def effects(self, stmt: Stmt, call: Call, op: ops.OpDef) -> None:
+        """Registry facts for ``rules.checks``: the operand written back into (``reuses_arg``),
+        and the storage edge from a view's (or a write-back's) result to its source.  Opaque ops
+        state nothing (their operands keep being copied)."""
+        target = stmt.target if isinstance(stmt, AssignStmt) else None
+        if op.reuses_arg is not None:
+            v = self._tile_arg(call, op, op.reuses_arg)
+            if v is not None:
+                self.fresh("wr")
+                self.row("WriteRow", self._n, self.tile(v))
+                self.enc.writes.append(WriteSite(self._n, stmt, v, op.name))
+                if target is not None:
+                    self.edge(target, v)
+        if op.inherits_input_memory and op.name != "tile.slice" and target is not None:
+            v = self._tile_arg(call, op, 0)
+            if v is not None:
+                self.edge(target, v)
 
     # ------------------------------------------------------------------ statements
     def body(self, stmts: list[Stmt]) -> None:
@@ -300,21 +342,45 @@ class Encoder:
         elif isinstance(s, ForStmt):
             for i, v in enumerate(s.init_values):
                 self.use(s, ("init", i), v, "ord")
+            self.carries(s, "init")
             sym = self.scalar_sym(s.loop_var)
             self.row("LoopRow", sym, self.idx(s.start), self.idx(s.step))
             self.body(s.body)
+            self.carries(s, "body")
         elif isinstance(s, WhileStmt):
             for i, v in enumerate(s.init_values):
                 self.use(s, ("init", i), v, "ord")
+            self.carries(s, "init")
             self.body(s.body)
+            self.carries(s, "body")
         elif isinstance(s, IfStmt):
             self.body(s.then_body)
             self.body(s.else_body)
+            for b in (s.then_body, s.else_body):
+                if b and isinstance(b[-1], YieldStmt):
+                    for rv, e in zip(s.return_vars, b[-1].values):
+                        if isinstance(e, VarRef):
+                            self.edge(rv, e.var)
         elif isinstance(s, ScopeStmt):
             self.body(s.body)
         elif isinstance(s, YieldStmt):
             for i, v in enumerate(s.values):
                 self.use(s, ("yield", i), v, "ord")
+
+    def carries(self, s: ForStmt | WhileStmt, when: str) -> None:
+        """Storage edges of a loop: iter-arg <- initializer (before the body), iter-arg <- the
+        trailing yield's value and result <- iter-arg (after it)."""
+        for i, v in enumerate(s.iter_args):
+            if when == "init":
+                init = s.init_values[i] if i < len(s.init_values) else None
+                if isinstance(init, VarRef):
+                    self.edge(v, init.var)
+                continue
+            y = s.body[-1] if s.body and isinstance(s.body[-1], YieldStmt) else None
+            if y is not None and i < len(y.values) and isinstance(y.values[i], VarRef):
+                self.edge(v, y.values[i].var)
+            if i < len(s.return_vars):
+                self.edge(s.return_vars[i], v)
 
     def assign(self, s: AssignStmt) -> None:
         v = s.value

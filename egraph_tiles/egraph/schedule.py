@@ -115,8 +115,10 @@ def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
 
 
 def run_checks(eg: eb.EGraph) -> None:
-    """Run the ``checks`` ruleset once, after saturation (stratified: its rules read a proof
-    lattice at its final value)."""
+    """Saturate the ``written`` facts (never limited: a relation over existing e-classes, so it
+    terminates, and a write left unpropagated would be an acceptance), then run the ``checks``
+    ruleset once (stratified: its rules read proof lattices at their final value)."""
+    eg.run_program(eb.RunSchedule(eb.Saturate(SPAN, eb.Run(SPAN, eb.RunConfig("written", None)))))
     eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("checks", None))))
 
 
@@ -134,10 +136,10 @@ def class_of(eg: eb.EGraph, ctor: str, n: int) -> object:
     return eg.eval_expr(eb.Call(SPAN, ctor, [eb.Lit(SPAN, eb.Int(n))]))[1]
 
 
-def has_fact(eg: eb.EGraph, relation: str, n: int) -> bool:
-    """Whether ``(relation n)`` holds (one lookup by value, no scan of the e-graph)."""
-    _sort, value = eg.eval_expr(eb.Lit(SPAN, eb.Int(n)))
-    return eg.lookup_function(relation, [value]) is not None
+def has_fact(eg: eb.EGraph, relation: str, *ns: int) -> bool:
+    """Whether ``(relation n ...)`` holds (one lookup by value, no scan of the e-graph)."""
+    values = [eg.eval_expr(eb.Lit(SPAN, eb.Int(n)))[1] for n in ns]
+    return eg.lookup_function(relation, values) is not None
 
 
 def root_tree(eg: eb.EGraph, roots: list[tuple[str, int]]) -> int:

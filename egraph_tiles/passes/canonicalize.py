@@ -65,6 +65,7 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
     except BaseException as e:  # egglog panics arrive as pyo3 PanicException (a BaseException)
         raise ValueError(f"the e-graph failed on function {fn.name!r}: {type(e).__name__}: {e}") from e
     _raise_colx_violations(fn, enc, eg)
+    _raise_write_violations(fn, enc, eg)
     if not canonical:
         if report is not None:
             report.functions.append(FunctionReport(fn.name, skipped="no canonical tile.slice"))
@@ -134,8 +135,8 @@ def _copy_view_gates(enc: Encoding, dec: Decoder, eg) -> dict[int, tuple[int, in
         g = dec._find(id(base))
         if any(wp == q and dec._find(id(v)) == g for wp, v in dec.writers):
             continue  # the consumer writes the source's storage: it must write the source
-        if not _plain_read(site):
-            continue
+        if not _plain_read(site) or schedule.has_fact(eg, "WrittenUse", site.key):
+            continue  # a use written through (rules.checks) must stay on the source
         cand[id(site)] = p.key
     if not cand:
         return {}
@@ -182,6 +183,29 @@ def _raise_colx_violations(fn: Function, enc: Encoding, eg) -> None:
                 f"feeds {site.op}: its lazy materialization would corrupt its source. Slice "
                 f"without valid_shape / drop_dims, or copy it first with tile.extract(..., "
                 f"target_memory=pl.Mem.Vec).")
+
+
+def _raise_write_violations(fn: Function, enc: Encoding, eg) -> None:
+    """Turn the first ``WriteViolation`` fact (rules.checks) in program order into a ValueError
+    naming the slice and the op that writes into it."""
+    for w in enc.windows:
+        if not schedule.has_fact(eg, "WindowWriteViolation", w.key):
+            continue
+        writers = [x for x in enc.writes if schedule.has_fact(eg, "WriteViolation", w.key, x.key)]
+        by = "; ".join(
+            f"{x.op} at line {x.stmt.span.line}"
+            + (f" (through {x.var.name!r}, a view / alias of it)" if x.var is not w.var else "")
+            for x in writers) or "an in-place write"
+        bits = _bits(w)
+        raise ValueError(
+            f"{w.stmt.span}: in function {fn.name!r}, slice {w.var.name!r} (tile.slice at line "
+            f"{w.stmt.span.line}) is written in place by {by}, and its window is not provably "
+            f"32-byte aligned. A window written in place can be neither copied (the write would "
+            f"land in the copy and be lost) nor used as an unaligned view (the device can hang, "
+            f"#1789). Align the window (start it at a multiple of 32 bytes, e.g. a column offset "
+            f"that is a multiple of {max(256 // bits, 1) if bits else 8} elements of this dtype; "
+            f"8 for FP32), or write into a separate tile and "
+            f"copy the result back explicitly.")
 
 
 def _write_dot(eg, path: str) -> None:
