@@ -7,7 +7,7 @@ import numpy as np
 import egraph_tiles as et
 import egraph_tiles.ir  # noqa: F401
 from egraph_tiles.ir import TensorType
-from egraph_tiles.sim import run_hardware, run_ideal
+from egraph_tiles.sim import outputs_equal, run_hardware, run_ideal
 from egraph_tiles.sim.semantics import np_dtype
 
 
@@ -35,3 +35,22 @@ def both(text: str, scalars: dict[str, int] | None = None, seed: int = 0):
     p = et.parse_program(text)
     ins = inputs_for(p, seed)
     return run_ideal(p, ins, scalars), run_hardware(p, ins, scalars)
+
+
+def kernel(params: str, body: str, ret: str) -> str:
+    """DSL text of a one-function InCore program with the given parameters, body and return type."""
+    lines = "\n".join("        " + ln for ln in body.strip().splitlines())
+    return f"""
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, {params}) -> {ret}:
+{lines}
+"""
+
+
+def agree(text: str, scalars: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """Run both simulators, assert they agree, return the ideal outputs."""
+    ideal, hw = both(text, scalars)
+    assert outputs_equal(ideal, hw), (ideal, hw)
+    return ideal

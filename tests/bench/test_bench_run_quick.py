@@ -18,25 +18,6 @@ from benchmarks.harness import ORDER  # noqa: E402
 STATUSES = {"ok", "n/a", "skipped", "error"}
 
 
-def _report_path_broken() -> bool:
-    """HEAD regression (fb76209): egraph_tiles/passes/canonicalize.py `_mult` names `VarRef`
-    without importing it, so `et.optimize(p, report=Report())` (the benchmark harness, the ILP
-    path) raises NameError on kernels with slices whose multiples are read back."""
-    import egraph_tiles as et
-    from benchmarks.corpus import generate as _gen
-    from egraph_tiles.egraph.report import Report
-
-    try:
-        et.optimize(et.parse_program(_gen("norm_rows", 30, seed=0).text), report=Report())
-    except NameError:
-        return True
-    return False
-
-
-ENGINE_BUG = pytest.mark.xfail(_report_path_broken(), strict=True,
-                               reason="canonicalize._mult: NameError VarRef (engine, fb76209)")
-
-
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("quick")
@@ -75,7 +56,6 @@ def test_quick_run_writes_one_row_per_kernel_and_strategy_plus_tables_and_plots(
     assert stdout + "\n" == (out / "results.md").read_text() + "\n"
 
 
-@ENGINE_BUG
 def test_the_five_strategies_run_on_every_kernel_of_one_run(quick):
     _, _, rows, _ = quick
     assert ORDER == ("copy-everything", "view-everything", "seed-policy", "egraph-greedy",

@@ -18,25 +18,6 @@ from egraph_tiles.metrics import bytes_copied  # noqa: E402
 SIZE = 30
 
 
-def _report_path_broken() -> bool:
-    """HEAD regression (fb76209): egraph_tiles/passes/canonicalize.py `_mult` names `VarRef`
-    without importing it, so `et.optimize(p, report=Report())` (the benchmark harness, the ILP
-    path) raises NameError on kernels with slices whose multiples are read back."""
-    import egraph_tiles as et
-    from benchmarks.corpus import generate as _gen
-    from egraph_tiles.egraph.report import Report
-
-    try:
-        et.optimize(et.parse_program(_gen("norm_rows", 30, seed=0).text), report=Report())
-    except NameError:
-        return True
-    return False
-
-
-ENGINE_BUG = pytest.mark.xfail(_report_path_broken(), strict=True,
-                               reason="canonicalize._mult: NameError VarRef (engine, fb76209)")
-
-
 def _kernel(family: str):
     return et.parse_program(generate(family, SIZE, seed=0).text)
 
@@ -104,14 +85,12 @@ def _ilp(prog):
     return _egraph_ilp(5.0)(prog)
 
 
-@ENGINE_BUG
 @pytest.mark.parametrize("family", [*FAMILIES, MIXED])
 def test_ilp_dag_cost_is_never_above_greedy_dag_cost(family):
     out = _ilp(_kernel(family))
     assert out.ilp_cost <= out.greedy_dag_cost + 1e-9
 
 
-@ENGINE_BUG
 @pytest.mark.parametrize("family", [*FAMILIES, MIXED])
 def test_ilp_output_on_the_hardware_model_matches_the_ideal_input(family):
     prog = _kernel(family)

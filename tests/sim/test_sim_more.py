@@ -8,24 +8,7 @@ import pytest
 
 import egraph_tiles as et
 from egraph_tiles.sim import outputs_equal, run_hardware, run_ideal
-from simkit import both, inputs_for
-
-
-def kernel(params: str, body: str, ret: str) -> str:
-    lines = "\n".join("        " + ln for ln in body.strip().splitlines())
-    return f"""
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, {params}) -> {ret}:
-{lines}
-"""
-
-
-def agree(text: str, scalars: dict[str, int] | None = None) -> dict[str, np.ndarray]:
-    ideal, hw = both(text, scalars)
-    assert outputs_equal(ideal, hw), (ideal, hw)
-    return ideal
+from simkit import agree, inputs_for, kernel
 
 
 X16 = "x: pl.Tensor[[64, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]"

@@ -11,24 +11,7 @@ from egraph_tiles.sim import (MisalignedAccess, OutOfBounds, UnsupportedByModel,
                               run_hardware, run_ideal)
 from egraph_tiles.sim.hardware import HardwareInterpreter, nz_index
 from egraph_tiles.ir import DType, MemorySpace
-from simkit import both, inputs_for
-
-
-def kernel(params: str, body: str, ret: str) -> str:
-    lines = "\n".join("        " + ln for ln in body.strip().splitlines())
-    return f"""
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, {params}) -> {ret}:
-{lines}
-"""
-
-
-def agree(text: str, scalars: dict[str, int] | None = None) -> dict[str, np.ndarray]:
-    ideal, hw = both(text, scalars)
-    assert outputs_equal(ideal, hw), (ideal, hw)
-    return ideal
+from simkit import agree, inputs_for, kernel
 
 
 def inputs(text: str) -> dict[str, np.ndarray]:
