@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..ir import ops
 from ..ir.exprs import Call, Expr, const_int
 from ..ir.stmts import AssignStmt, Function, walk
 from ..ir.types import TileType
@@ -123,6 +124,8 @@ def use_label(op: str, slot: tuple, ctx: str) -> str:
         return f"loop initializer {slot[1]}"
     if slot[0] == "yield":
         return f"yield value {slot[1]}"
+    if ops.lookup(op) is None:  # the seed copies opaque operands: only sound if the op only reads
+        return f"{op} operand {slot[1]} (opaque call, assumed not to write it)"
     kind = {"left": "left operand", "right": "right operand", "colx": "col_expand operand"}
     return f"{op} {kind.get(ctx, 'operand')} {slot[1]}"
 
