@@ -17,7 +17,12 @@ col_expand ops and stores; Mat slices (and slices of slices) feeding extract and
 matmul; matmul_acc K loops (range / pipeline) carrying an accumulator that is a fresh
 Acc tile or a full-row column window of a wider one; loops with carries, plain and
 parallel loops, while loops, if/else with yields, split_aiv scopes, scalar SSA
-definitions. Every window is in bounds for every trip. The generator itself is
+definitions; and, at top level, the shapes rules/checks.py rejects or accepts — a
+valid_shape slice feeding a col_expand op (constant offset, single row / full width or not;
+a loop-variable row offset that is never 0) and a column window of ``x_vec`` written by
+``fillpad_inplace`` directly or through ``set_validshape`` (aligned or not), each followed by
+a store of ``x_vec`` so a corrupted or lost write is observable. Every window is in bounds for
+every trip. The generator itself is
 :mod:`egraph_tiles.dsl.generate` (also used by the parse benchmark).
 """
 

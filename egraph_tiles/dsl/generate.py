@@ -17,6 +17,10 @@ slices of tiles with at least ``ROW_OFF_MAX + 1`` rows); ``flag`` may be any int
 Every other offset is a constant, a scalar SSA definition of known value, or an
 affine function of a loop variable whose whole range keeps the window in bounds, so
 every slice, extract and store is in bounds for every trip.
+
+At top level it also emits the shapes ``rules/checks.py`` judges (valid_shape slices feeding
+col_expand, windows written by ``fillpad_inplace``), each followed by a store of ``x_vec``;
+``ProgramGenerator.shapes`` records which were emitted.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ class ProgramGenerator:
         self.K = rng.choice([64, 128])
         self.N = rng.choice([16, 32])
         self.out = "out"
+        self.shapes: set[str] = set()  # tags of the rejection-check shapes generated (tests)
 
     # -- helpers
 
@@ -122,6 +127,8 @@ class ProgramGenerator:
                    self.scalar_def, self.mat_extract, self.matmul, self.acc_loop]
         if depth < self.max_depth:
             actions += [self.if_, self.carry_loop, self.plain_loop, self.while_, self.split]
+        if top:  # always executed, and x_vec is stored right after: a corruption is observable
+            actions += [self.raw_col_expand, self.written_window]
         limit = self.max_stmts if budget is None else min(self.max_stmts, self.count + budget)
         n = 0
         while self.count < limit:
@@ -216,6 +223,67 @@ class ProgramGenerator:
             v = self.rng.choice([0, 1, 4, 8, 16])
             self.emit(lines, ind, f"{name}: pl.Scalar[pl.INDEX] = {v}")
             env.scalars.append(_Off(name, v, v, v or 256))
+
+    # -- the shapes rules/checks.py rejects (top level only: each runs exactly once, and the
+    # -- source x_vec is stored right after, so a corrupted or lost write shows in ``out``)
+
+    def _store_source(self, lines: list[str], ind: int) -> None:
+        new = self.fresh("out")
+        self.emit(lines, ind, f"{new} = pl.store(x_vec, [0, 0], {self.out})")
+        self.out = new
+
+    def raw_col_expand(self, lines: list[str], ind: int, env: _Env, depth: int, top: bool) -> None:
+        """A valid_shape slice of x_vec feeding a col_expand op: a single row or full width at a
+        constant offset (an identity copy: accepted), any other window at a constant offset
+        (densely repacked over x_vec, #2010), or one row at a loop-variable offset that is never
+        0 (copied to x_vec's base, #1640)."""
+        C = self.C
+        w, ce = self.fresh("vs"), self.fresh("ce")
+        op = self.rng.choice(["col_expand_mul", "col_expand_add", "col_expand_sub", "col_expand"])
+        if self.rng.randint(0, 2) == 0:
+            self.shapes.add("colx-dynamic")
+            i = self.fresh("i")
+            self.emit(lines, ind, f"for {i} in pl.range(1, {self.rng.randint(2, 3)}):")
+            self.emit(lines, ind + 1, f"{w}: pl.Tile[[1, {C}], pl.FP32, pl.Mem.Vec] = pl.tile.slice("
+                      f"x_vec, [1, {C}], [{i}, 0], valid_shape=[1, {self.rng.choice([8, C])}])")
+            self.emit(lines, ind + 1, f"{ce} = pl.tile.{op}({w}, g_vec)")
+            self.emit(lines, ind + 1, f"pl.store({ce}, [{i}, 0], {self.out})")
+        else:
+            h = self.rng.choice([1, 2, 8])
+            wd = self.rng.choice([8, 16, C])
+            self.shapes.add("colx-const-identity" if h == 1 or wd == C else "colx-const-repack")
+            r, c = self.rng.randint(0, R - h), self.rng.randint(0, C - wd)
+            self.emit(lines, ind, f"{w}: pl.Tile[[{h}, {wd}], pl.FP32, pl.Mem.Vec] = pl.tile.slice("
+                      f"x_vec, [{h}, {wd}], [{r}, {c}], valid_shape=[{h}, {self.rng.choice([1, wd])}])")
+            rows = [t for t in env.row1 if t.cols == wd]
+            if rows:
+                rhs = self.pick(rows).name
+            else:
+                rhs = self.fresh("gs")
+                self.emit(lines, ind, f"{rhs} = pl.tile.slice(g_vec, [1, {wd}], [0, {C - wd}])")
+                env.row1.append(_Tile(rhs, 1, wd))
+            self.emit(lines, ind, f"{ce} = pl.tile.{op}({w}, {rhs})")
+            (env.row1 if h == 1 else env.vec).append(_Tile(ce, h, wd))
+        self._store_source(lines, ind)
+
+    def written_window(self, lines: list[str], ind: int, env: _Env, depth: int, top: bool) -> None:
+        """A column window of x_vec written in place by fillpad_inplace, directly or through
+        set_validshape to fewer rows (so the pad zeroes rows of x_vec), at a 32-byte-aligned
+        column (a view: accepted) or an unaligned one (#1789: rejected)."""
+        C = self.C
+        wd = self.rng.choice([1, 8, 16])
+        aligned = self.rng.randint(0, 1) == 1
+        c = self.rng.randint(0, (C - wd) // 8) * 8 if aligned else \
+            self.rng.choice([v for v in range(1, C - wd + 1) if v % 8])
+        q = self.fresh("wq")
+        self.emit(lines, ind, f"{q} = pl.tile.slice(x_vec, [{R}, {wd}], [0, {c}])")
+        target, route = q, "direct"
+        if self.rng.randint(0, 1):
+            target, route = self.fresh("wv"), "set_validshape"
+            self.emit(lines, ind, f"{target} = pl.tile.set_validshape({q}, [{self.rng.choice([4, 8])}, {wd}])")
+        self.shapes.add(f"fillpad-{route}-{'aligned' if aligned else 'unaligned'}")
+        self.emit(lines, ind, f"pl.tile.fillpad_inplace({target}, pl.PadValue.zero)")
+        self._store_source(lines, ind)
 
     # -- Mat / Acc
 

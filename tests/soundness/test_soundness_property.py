@@ -1,6 +1,13 @@
 """End-to-end soundness: for random programs, ``hardware(optimize(p)) == ideal(p)`` with no
 fault.  The property test is slow (CI profile: 200 programs, nightly: 2000); a 10-example
-smoke version runs by default.  Shrunk failures are printed as DSL text."""
+smoke version runs by default.  Shrunk failures are printed as DSL text.
+
+A rejection (``ValueError`` from the Acc-window or rules/checks rejection rules) is judged too: the
+unoptimized program must then fault or differ from ideal on the hardware model, so a false
+rejection fails the property.  The random programs include the rules/checks shapes
+(:mod:`egraph_tiles.dsl.generate`); the Acc-window programs route the window through every
+propagation edge of rules/windows.py.  ``test_the_strategies_generate_every_window_and_check_shape``
+makes sure they are actually drawn."""
 
 from __future__ import annotations
 
@@ -26,14 +33,20 @@ def cases(draw):
 
 
 class Rejected(Exception):
-    """``et.optimize`` rejected an accumulator window (the Acc-window ValueError)."""
+    """``et.optimize`` rejected the program with one of its soundness ValueErrors: an Acc window
+    the MAD garbles (rules.windows), a valid_shape / drop_dims slice whose col_expand
+    materialization corrupts its source, or a window written in place that is not provably
+    aligned (rules.checks)."""
+
+
+REJECTIONS = ("Acc (L0C) tile", "has valid_shape / drop_dims", "is written in place")
 
 
 def _optimize_or_reject(p):
     try:
         return et.optimize(p)
     except ValueError as e:
-        if "Acc (L0C) tile" in str(e):
+        if any(r in str(e) for r in REJECTIONS):
             raise Rejected(str(e)) from e
         raise
 
@@ -71,6 +84,7 @@ ACC_WINDOW = """
 class K:
     @pl.function(type=pl.FunctionType.InCore)
     def kernel(self, a: pl.Tensor[[{m}, 16], pl.FP16], b: pl.Tensor[[16, {n}], pl.FP16],
+               flag: pl.Scalar[pl.INDEX],
                out: pl.Out[pl.Tensor[[{m}, {n}], pl.FP32]]) -> pl.Tensor[[{m}, {n}], pl.FP32]:
         a_mat = pl.tile.load(a, [0, 0], [{m}, 16], target_memory=pl.Mem.Mat)
         b_mat = pl.tile.load(b, [0, 0], [16, {n}], target_memory=pl.Mem.Mat)
@@ -80,34 +94,143 @@ class K:
         b_w = pl.tile.extract(b_mat, 0, {c0}, shape=[16, {c}], target_memory=pl.Mem.Right)
         acc = pl.tile.matmul(a_all, b_all)
         win: pl.Tile[[{r}, {c}], pl.FP32, pl.Mem.Acc] = pl.tile.slice(acc, [{r}, {c}], [{r0}, {c0}])
-        win2 = pl.tile.matmul_acc(win, a_w, b_w)
+{route}
         out = pl.store(acc, [0, 0], out)
         return out
 """
 
+STRAIGHT = "win2 = pl.tile.matmul_acc(win, a_w, b_w)"
+TILE = "pl.Tile[[{r}, {c}], pl.FP32, pl.Mem.Acc]"
+
+# how the window reaches its accumulating matmul_acc (each line is indented into ACC_WINDOW);
+# ``oth`` is a second window of ``acc`` with the same extent (the "different window" a loop
+# yields), ``acc_use`` the matmul_acc after a loop into its result
+ROUTES = {
+    "straight": [STRAIGHT],
+    "alias": ["wa = win", "win2 = pl.tile.matmul_acc(wa, a_w, b_w)"],
+    "reshape": ["wa: " + TILE + " = pl.tile.reshape(win, [{r}, {c}])",
+                "win2 = pl.tile.matmul_acc(wa, a_w, b_w)"],
+    "set_validshape": ["wa: " + TILE + " = pl.tile.set_validshape(win, [{r}, {c}])",
+                       "win2 = pl.tile.matmul_acc(wa, a_w, b_w)"],
+    "chain": [STRAIGHT, "win3 = pl.tile.matmul_acc(win2, a_w, b_w)"],
+    "if": ["if flag > 0:",
+           "    t: " + TILE + " = pl.tile.slice(acc, [{r}, {c}], [{r0}, {c0}])",
+           "    y = pl.yield_(t)",
+           "else:",
+           "    y = pl.yield_(win)",
+           "win2 = pl.tile.matmul_acc(y, a_w, b_w)"],
+}
+
+
+def _loop_route(trips: int, yields: str, after: bool) -> list[str]:
+    lines = [f"for i, (it,) in pl.range({trips}, init_values=(win,)):",
+             "    cc = pl.tile.matmul_acc(it, a_w, b_w)"]
+    if yields == "same":
+        lines.append("    res = pl.yield_(cc)")
+    else:  # the next trip accumulates into a different window of acc: the loop back edge
+        lines += ["    oth: " + TILE + " = pl.tile.slice(acc, [{r}, {c}], [{r1}, {c1}])",
+                  "    res = pl.yield_(oth)"]
+    if after:  # the loop result names the window only when the yield names the initializer's
+        lines.append("fin = pl.tile.matmul_acc(res, a_w, b_w)")
+    return lines
+
+
+LOOPS = {"loop-1-trip-same": ((1, 1), "same"), "loop-1-trip-other": ((1, 1), "other"),
+         "loop-2+-trips-same": ((2, 3), "same"), "loop-2+-trips-other": ((2, 3), "other")}
+
 
 @st.composite
-def acc_window_cases(draw):
+def acc_window_cases(draw, with_shape: bool = False):
     """A matmul_acc into a random in-scope window of an Acc tile (whole 16-row fractals, any
-    column extent and offset) — about a third of them windows the hardware garbles."""
+    column extent and offset) — about a third of them windows the hardware garbles — reached
+    straight from its slice, through an alias, a same-shape reshape or set_validshape, a chain of
+    matmul_acc, an ``if`` whose arms name the same window, or a ``pl.range`` carry (1 to 3 trips)
+    whose yield names the same window or a different one (the back edge).  ``with_shape`` also
+    returns the route's tag (for the coverage test)."""
     m, n = draw(st.sampled_from([16, 32, 48])), draw(st.sampled_from([16, 32, 48]))
     r = 16 * draw(st.integers(1, m // 16))
     r0 = 16 * draw(st.integers(0, (m - r) // 16))
     c = draw(st.integers(1, n))
     c0 = draw(st.integers(0, n - c))
-    text = ACC_WINDOW.format(m=m, n=n, r=r, c=c, r0=r0, c0=c0)
+    r1 = 16 * draw(st.integers(0, (m - r) // 16))
+    c1 = draw(st.integers(0, n - c))
+    route = draw(st.sampled_from([*ROUTES, *LOOPS]))
+    bad = _garbled(m, r, c, c0)
+    if route in LOOPS:
+        trips, yields = draw(st.integers(*LOOPS[route][0])), LOOPS[route][1]
+        # after a loop yielding another window the result names no window (stays silent), so the
+        # accumulating use after the loop is drawn only for loops yielding the same window
+        after = yields == "same" and draw(st.booleans())
+        bad = bad or (trips > 1 and yields == "other" and _garbled(m, r, c, c1))
+        lines, tag = _loop_route(trips, yields, after), route + ("-after" if after else "")
+    else:
+        lines, tag = ROUTES[route], route
+    body = "".join(" " * 8 + ln + "\n" for ln in lines).format(r=r, c=c, r0=r0, c0=c0, r1=r1, c1=c1)
+    text = ACC_WINDOW.format(m=m, n=n, r=r, c=c, r0=r0, c0=c0, route=body.rstrip("\n"))
     p = et.verify_program(et.parse_program(text, filename="<generated>"))
-    return p, inputs_for(p, draw(st.integers(0, 2**16))), {}
+    case = (p, inputs_for(p, draw(st.integers(0, 2**16))), {"flag": draw(st.integers(-1, 2))})
+    return (*case, (tag, bad)) if with_shape else case
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _garbled(m: int, r: int, c: int, c0: int) -> bool:
+    """Whether the MAD garbles an r x c window at column c0 of an m-row Acc tile (the NZ
+    contiguity condition of rules/windows.py, restated for the coverage count)."""
+    crosses = c0 // 16 != (c0 + c - 1) // 16
+    return crosses if r < m else crosses and c0 % 16 != 0
+
+
+@pytest.mark.slow
 @given(acc_window_cases())
 def test_acc_window_programs_are_rejected_exactly_when_the_hardware_garbles_them(case) -> None:
     _judge(*case)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(acc_window_cases())
+def test_acc_window_programs_are_rejected_exactly_when_the_hardware_garbles_them_smoke(case) -> None:
+    _judge(*case)
+
+
+ACC_SHAPES = {*ROUTES, *(f"loop-{t}-same{a}" for t in ("1-trip", "2+-trips") for a in ("", "-after")),
+              "loop-1-trip-other", "loop-2+-trips-other"}
+CHECK_SHAPES = {"colx-const-identity", "colx-const-repack", "colx-dynamic",
+                *(f"fillpad-{r}-{a}" for r in ("direct", "set_validshape") for a in ("aligned", "unaligned"))}
+
+
+def test_the_strategies_generate_every_window_and_check_shape() -> None:
+    """The claim that the properties above reach the window-propagation and rejection rules can
+    fail: drawn as the properties draw them, every Acc-window route (good and bad windows) and
+    every rules/checks shape (accepted and rejected) turns up."""
+    import random
+
+    from egraph_tiles.dsl.generate import ProgramGenerator
+
+    seen: dict[str, set[bool]] = {}
+
+    @settings(max_examples=1000, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(acc_window_cases(with_shape=True))
+    def draw_acc(case) -> None:
+        tag, bad = case[-1]
+        seen.setdefault(tag, set()).add(bad)
+
+    draw_acc()
+    assert ACC_SHAPES <= set(seen), ACC_SHAPES - set(seen)
+    for tag in ACC_SHAPES - {"loop-1-trip-other"}:
+        assert seen[tag] == {True, False}, (tag, seen[tag])  # good and bad windows both
+
+    shapes: set[str] = set()
+    rng = random.Random(0)
+    for _ in range(200):
+        g = ProgramGenerator(rng, max_stmts=rng.randint(1, 14))
+        text = g.generate()
+        et.verify_program(et.parse_program(text))
+        shapes |= g.shapes
+    assert CHECK_SHAPES <= shapes, CHECK_SHAPES - shapes
+
+
 @settings(max_examples=1, deadline=None, database=None)
-@given(st.just(ACC_WINDOW.format(m=16, n=64, r=16, c=32, r0=0, c0=32)))
+@given(st.just(ACC_WINDOW.format(m=16, n=64, r=16, c=32, r0=0, c0=32, route=" " * 8 + STRAIGHT)))
 def test_a_false_acc_window_rejection_fails_the_property(text) -> None:
     # an optimizer rejecting a window the hardware writes right ([16,32] at [0,32] of [16,64])
     ok = et.verify_program(et.parse_program(text))
@@ -118,7 +241,7 @@ def test_a_false_acc_window_rejection_fails_the_property(text) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(et, "optimize", reject)
         with pytest.raises(AssertionError, match="false rejection"):
-            _judge(ok, inputs_for(ok, 0), {})
+            _judge(ok, inputs_for(ok, 0), {"flag": 0})
 
 
 def test_the_property_catches_an_optimizer_that_keeps_every_slice_a_view() -> None:
