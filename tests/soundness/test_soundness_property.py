@@ -92,8 +92,6 @@ class K:
         b_all = pl.tile.extract(b_mat, 0, 0, shape=[16, {n}], target_memory=pl.Mem.Right)
         a_w = pl.tile.extract(a_mat, {r0}, 0, shape=[{r}, 16], target_memory=pl.Mem.Left)
         b_w = pl.tile.extract(b_mat, 0, {c0}, shape=[16, {c}], target_memory=pl.Mem.Right)
-        acc = pl.tile.matmul(a_all, b_all)
-        win: pl.Tile[[{r}, {c}], pl.FP32, pl.Mem.Acc] = pl.tile.slice(acc, [{r}, {c}], [{r0}, {c0}])
 {route}
         out = pl.store(acc, [0, 0], out)
         return out
@@ -101,6 +99,38 @@ class K:
 
 STRAIGHT = "win2 = pl.tile.matmul_acc(win, a_w, b_w)"
 TILE = "pl.Tile[[{r}, {c}], pl.FP32, pl.Mem.Acc]"
+
+# the Acc parent ``acc`` (each provably names no window by a different rule: a fresh matmul, a
+# matmul_acc into one, a loop carrying one, an if merging two) and the window ``win`` of it (a
+# slice, or a slice of a row-band slice: the offsets are peeled)
+PARENTS = {
+    "matmul": ["acc = pl.tile.matmul(a_all, b_all)"],
+    "accumulated": ["acc0 = pl.tile.matmul(a_all, b_all)",
+                    "acc = pl.tile.matmul_acc(acc0, a_all, b_all)"],
+    "loop": ["acc0 = pl.tile.matmul(a_all, b_all)",
+             "for j, (pa,) in pl.range(2, init_values=(acc0,)):",
+             "    pa2 = pl.tile.matmul_acc(pa, a_all, b_all)",
+             "    acc = pl.yield_(pa2)"],
+    "if": ["if flag > 1:",
+           "    p1 = pl.tile.matmul(a_all, b_all)",
+           "    acc = pl.yield_(p1)",
+           "else:",
+           "    p2 = pl.tile.matmul(a_all, b_all)",
+           "    acc = pl.yield_(p2)"],
+}
+WINDOWS = {
+    "slice": ["win: " + TILE + " = pl.tile.slice(acc, [{r}, {c}], [{r0}, {c0}])"],
+    "peel": ["band: pl.Tile[[{r}, {n}], pl.FP32, pl.Mem.Acc] = pl.tile.slice(acc, [{r}, {n}], [{r0}, 0])",
+             "win: " + TILE + " = pl.tile.slice(band, [{r}, {c}], [0, {c0}])"],
+}
+
+
+def acc_window_text(m: int, n: int, r: int, c: int, r0: int, c0: int, lines: list[str],
+                    r1: int = 0, c1: int = 0) -> str:
+    """ACC_WINDOW with ``lines`` (parent, window, route) as its body."""
+    body = "".join(" " * 8 + ln + "\n" for ln in lines)
+    body = body.format(m=m, n=n, r=r, c=c, r0=r0, c0=c0, r1=r1, c1=c1)
+    return ACC_WINDOW.format(m=m, n=n, r=r, c=c, r0=r0, c0=c0, route=body.rstrip("\n"))
 
 # how the window reaches its accumulating matmul_acc (each line is indented into ACC_WINDOW);
 # ``oth`` is a second window of ``acc`` with the same extent (the "different window" a loop
@@ -125,7 +155,9 @@ ROUTES = {
 def _loop_route(trips: int, yields: str, after: bool) -> list[str]:
     lines = [f"for i, (it,) in pl.range({trips}, init_values=(win,)):",
              "    cc = pl.tile.matmul_acc(it, a_w, b_w)"]
-    if yields == "same":
+    if yields == "pass":  # the body does not accumulate: only the use after the loop writes
+        lines[1:] = ["    res = pl.yield_(it)"]
+    elif yields == "same":
         lines.append("    res = pl.yield_(cc)")
     else:  # the next trip accumulates into a different window of acc: the loop back edge
         lines += ["    oth: " + TILE + " = pl.tile.slice(acc, [{r}, {c}], [{r1}, {c1}])",
@@ -136,7 +168,8 @@ def _loop_route(trips: int, yields: str, after: bool) -> list[str]:
 
 
 LOOPS = {"loop-1-trip-same": ((1, 1), "same"), "loop-1-trip-other": ((1, 1), "other"),
-         "loop-2+-trips-same": ((2, 3), "same"), "loop-2+-trips-other": ((2, 3), "other")}
+         "loop-2+-trips-same": ((2, 3), "same"), "loop-2+-trips-other": ((2, 3), "other"),
+         "loop-pass": ((1, 3), "pass")}
 
 
 @st.composite
@@ -154,22 +187,23 @@ def acc_window_cases(draw, with_shape: bool = False):
     c0 = draw(st.integers(0, n - c))
     r1 = 16 * draw(st.integers(0, (m - r) // 16))
     c1 = draw(st.integers(0, n - c))
-    route = draw(st.sampled_from([*ROUTES, *LOOPS]))
+    route = draw(st.sampled_from([*ROUTES, *LOOPS, "loop-2+-trips-other"]))  # back edge: twice
     bad = _garbled(m, r, c, c0)
     if route in LOOPS:
         trips, yields = draw(st.integers(*LOOPS[route][0])), LOOPS[route][1]
         # after a loop yielding another window the result names no window (stays silent), so the
         # accumulating use after the loop is drawn only for loops yielding the same window
-        after = yields == "same" and draw(st.booleans())
-        bad = bad or (trips > 1 and yields == "other" and _garbled(m, r, c, c1))
+        after = yields == "pass" or (yields == "same" and draw(st.booleans()))
+        back_edge = trips > 1 and yields == "other" and _garbled(m, r, c, c1)
+        bad, tag_bad = bad or back_edge, "back-edge" if back_edge and not bad else bad
         lines, tag = _loop_route(trips, yields, after), route + ("-after" if after else "")
     else:
-        lines, tag = ROUTES[route], route
-    body = "".join(" " * 8 + ln + "\n" for ln in lines).format(r=r, c=c, r0=r0, c0=c0, r1=r1, c1=c1)
-    text = ACC_WINDOW.format(m=m, n=n, r=r, c=c, r0=r0, c0=c0, route=body.rstrip("\n"))
+        lines, tag, tag_bad = ROUTES[route], route, bad
+    parent, window = draw(st.sampled_from(list(PARENTS))), draw(st.sampled_from(list(WINDOWS)))
+    text = acc_window_text(m, n, r, c, r0, c0, PARENTS[parent] + WINDOWS[window] + lines, r1, c1)
     p = et.verify_program(et.parse_program(text, filename="<generated>"))
     case = (p, inputs_for(p, draw(st.integers(0, 2**16))), {"flag": draw(st.integers(-1, 2))})
-    return (*case, (tag, bad)) if with_shape else case
+    return (*case, (tag, tag_bad, parent, window)) if with_shape else case
 
 
 def _garbled(m: int, r: int, c: int, c0: int) -> bool:
@@ -192,7 +226,7 @@ def test_acc_window_programs_are_rejected_exactly_when_the_hardware_garbles_them
 
 
 ACC_SHAPES = {*ROUTES, *(f"loop-{t}-same{a}" for t in ("1-trip", "2+-trips") for a in ("", "-after")),
-              "loop-1-trip-other", "loop-2+-trips-other"}
+              "loop-1-trip-other", "loop-2+-trips-other", "loop-pass-after"}
 CHECK_SHAPES = {"colx-const-identity", "colx-const-repack", "colx-dynamic",
                 *(f"fillpad-{r}-{a}" for r in ("direct", "set_validshape") for a in ("aligned", "unaligned"))}
 
@@ -205,19 +239,24 @@ def test_the_strategies_generate_every_window_and_check_shape() -> None:
 
     from egraph_tiles.dsl.generate import ProgramGenerator
 
-    seen: dict[str, set[bool]] = {}
+    seen: dict[str, set[bool | str]] = {}
+    parts: set[str] = set()
 
     @settings(max_examples=1000, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(acc_window_cases(with_shape=True))
     def draw_acc(case) -> None:
-        tag, bad = case[-1]
+        tag, bad, parent, window = case[-1]
         seen.setdefault(tag, set()).add(bad)
+        parts.update([parent, window])
 
     draw_acc()
     assert ACC_SHAPES <= set(seen), ACC_SHAPES - set(seen)
     for tag in ACC_SHAPES - {"loop-1-trip-other"}:
-        assert seen[tag] == {True, False}, (tag, seen[tag])  # good and bad windows both
+        assert {True, False} <= seen[tag], (tag, seen[tag])  # good and bad windows both
+    # a good first window whose loop yields a bad one: only the back-edge check catches it
+    assert "back-edge" in seen["loop-2+-trips-other"], seen["loop-2+-trips-other"]
+    assert {*PARENTS, *WINDOWS} <= parts, {*PARENTS, *WINDOWS} - parts
 
     shapes: set[str] = set()
     rng = random.Random(0)
@@ -230,7 +269,7 @@ def test_the_strategies_generate_every_window_and_check_shape() -> None:
 
 
 @settings(max_examples=1, deadline=None, database=None)
-@given(st.just(ACC_WINDOW.format(m=16, n=64, r=16, c=32, r0=0, c0=32, route=" " * 8 + STRAIGHT)))
+@given(st.just(acc_window_text(16, 64, 16, 32, 0, 32, PARENTS["matmul"] + WINDOWS["slice"] + [STRAIGHT])))
 def test_a_false_acc_window_rejection_fails_the_property(text) -> None:
     # an optimizer rejecting a window the hardware writes right ([16,32] at [0,32] of [16,64])
     ok = et.verify_program(et.parse_program(text))
