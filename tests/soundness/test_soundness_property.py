@@ -152,9 +152,11 @@ ROUTES = {
 }
 
 
-def _loop_route(trips: int, yields: str, after: bool) -> list[str]:
+def _loop_route(trips: int, yields: str, after: bool, via_alias: bool = False) -> list[str]:
     lines = [f"for i, (it,) in pl.range({trips}, init_values=(win,)):",
              "    cc = pl.tile.matmul_acc(it, a_w, b_w)"]
+    if via_alias:  # the body accumulates into an alias of the carry
+        lines[1:] = ["    ita = it", "    cc = pl.tile.matmul_acc(ita, a_w, b_w)"]
     if yields == "pass":  # the body does not accumulate: only the use after the loop writes
         lines[1:] = ["    res = pl.yield_(it)"]
     elif yields == "same":
@@ -186,7 +188,13 @@ def acc_window_cases(draw, with_shape: bool = False):
     c = draw(st.integers(1, n))
     c0 = draw(st.integers(0, n - c))
     r1 = 16 * draw(st.integers(0, (m - r) // 16))
-    c1 = draw(st.integers(0, n - c))
+    # the other window (yielded by a loop): garbled or not, half and half when both exist
+    garbles = [x for x in range(n - c + 1) if _garbled(m, r, c, x)]
+    writes_right = [x for x in range(n - c + 1) if not _garbled(m, r, c, x)]
+    c1 = draw(st.sampled_from(garbles if garbles and (not writes_right or draw(st.booleans()))
+                              else writes_right))
+    parent, wkind = draw(st.sampled_from(list(PARENTS))), draw(st.sampled_from(list(WINDOWS)))
+    window = wkind
     route = draw(st.sampled_from([*ROUTES, *LOOPS, "loop-2+-trips-other"]))  # back edge: twice
     bad = _garbled(m, r, c, c0)
     if route in LOOPS:
@@ -196,11 +204,13 @@ def acc_window_cases(draw, with_shape: bool = False):
         after = yields == "pass" or (yields == "same" and draw(st.booleans()))
         back_edge = trips > 1 and yields == "other" and _garbled(m, r, c, c1)
         bad, tag_bad = bad or back_edge, "back-edge" if back_edge and not bad else bad
-        lines, tag = _loop_route(trips, yields, after), route + ("-after" if after else "")
+        via_alias = yields != "pass" and draw(st.booleans())
+        lines, tag = _loop_route(trips, yields, after, via_alias), route + ("-after" if after else "")
+        if via_alias:
+            window += "+carry-alias"
     else:
         lines, tag, tag_bad = ROUTES[route], route, bad
-    parent, window = draw(st.sampled_from(list(PARENTS))), draw(st.sampled_from(list(WINDOWS)))
-    text = acc_window_text(m, n, r, c, r0, c0, PARENTS[parent] + WINDOWS[window] + lines, r1, c1)
+    text = acc_window_text(m, n, r, c, r0, c0, PARENTS[parent] + WINDOWS[wkind] + lines, r1, c1)
     p = et.verify_program(et.parse_program(text, filename="<generated>"))
     case = (p, inputs_for(p, draw(st.integers(0, 2**16))), {"flag": draw(st.integers(-1, 2))})
     return (*case, (tag, tag_bad, parent, window)) if with_shape else case
@@ -248,7 +258,9 @@ def test_the_strategies_generate_every_window_and_check_shape() -> None:
     def draw_acc(case) -> None:
         tag, bad, parent, window = case[-1]
         seen.setdefault(tag, set()).add(bad)
-        parts.update([parent, window])
+        parts.update([parent, *window.split("+")])
+        if tag == "loop-2+-trips-other" and bad == "back-edge" and "+" in window:
+            parts.add("back-edge-through-carry-alias")
 
     draw_acc()
     assert ACC_SHAPES <= set(seen), ACC_SHAPES - set(seen)
@@ -256,7 +268,8 @@ def test_the_strategies_generate_every_window_and_check_shape() -> None:
         assert {True, False} <= seen[tag], (tag, seen[tag])  # good and bad windows both
     # a good first window whose loop yields a bad one: only the back-edge check catches it
     assert "back-edge" in seen["loop-2+-trips-other"], seen["loop-2+-trips-other"]
-    assert {*PARENTS, *WINDOWS} <= parts, {*PARENTS, *WINDOWS} - parts
+    want = {*PARENTS, *WINDOWS, "carry-alias", "back-edge-through-carry-alias"}
+    assert want <= parts, want - parts
 
     shapes: set[str] = set()
     rng = random.Random(0)
