@@ -27,6 +27,15 @@ whose value is written.  ``ViewProven`` (0 once written, 1 once an ordinary-oper
 window is proven, merge = max) is read by ``checks`` only after saturation: a written Vec window
 without a proven view is a ``WriteViolation`` (reject, never accept).  Opaque (unregistered) ops
 are assumed not to write their operands back (their operands are copied as before).
+
+valid_shape / drop_dims slices feeding an ordinary vector op (registry family VECTOR, e.g.
+``fillpad_inplace`` writing it in place, directly or through set_validshape): the pass does not
+copy such a slice, so it reaches the op as a view, and an unaligned view can hang the device
+(#1789).  The encoder states each such operand as ``(RawVecRow n k)`` (use ``n`` of slice tile
+``k``); loading it states the slice's ordinary use ``(Use w "ord")`` so the very proof of
+``aligned-vec-view`` (rules.legality: a Vec window whose ``AddrMult`` is a multiple of 256 bits)
+applies to it unchanged.  ``RawVecProven`` (0 at load, 1 once that proof exists, merge = max) is
+read by ``checks`` after saturation: no proof is a ``RawVecViolation`` (reject, never accept).
 """
 
 RULES = """
@@ -59,6 +68,16 @@ RULES = """
 ; hang the device (#1789) — a violation
 (rule ((WrittenBy w n) (= w (NT k)) (= w (Win b r c h wd)) (MemOf w "Vec") (= 0 (ViewProven w)))
       ((WriteViolation k n) (WindowWriteViolation k)) :ruleset checks :name "written-window-violation")
+
+(relation RawVecUse (i64 Tile))
+(function RawVecProven (Tile) i64 :merge (max old new))
+(relation RawVecViolation (i64))
+; the aligned-vec-view proof of the slice's ordinary use marks it safe to stay a view
+(rule ((RawVecUse n w) (= u (Use w "ord")) (= u (Keep w "ord")))
+      ((set (RawVecProven w) 1)) :ruleset legality :name "raw-slice-vector-view-proven")
+; #1789 for a valid_shape / drop_dims slice: a vector-op use with no aligned-view proof
+(rule ((RawVecUse n w) (= 0 (RawVecProven w))) ((RawVecViolation n))
+      :ruleset checks :name "raw-slice-vector-violation")
 """
 
 LOAD = """
@@ -70,5 +89,8 @@ LOAD = """
 (relation WrittenUse (i64))
 (rule ((WriteRow n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule ((ViewEdgeRow d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
+(relation RawVecRow (i64 i64))
+(rule ((RawVecRow n k)) ((RawVecUse n (NT k)) (Use (NT k) "ord") (set (RawVecProven (NT k)) 0))
+      :ruleset load :name "load-raw-vector-use")
 (rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")
 """

@@ -269,14 +269,20 @@ class ProgramGenerator:
     def written_window(self, lines: list[str], ind: int, env: _Env, depth: int, top: bool) -> None:
         """A column window of x_vec written in place by fillpad_inplace, directly or through
         set_validshape to fewer rows (so the pad zeroes rows of x_vec), at a 32-byte-aligned
-        column (a view: accepted) or an unaligned one (#1789: rejected)."""
+        column (a view: accepted) or an unaligned one (#1789: rejected); the slice itself may
+        carry a valid_shape (not copied by the pass: accepted or rejected the same way)."""
         C = self.C
         wd = self.rng.choice([1, 8, 16])
         aligned = self.rng.randint(0, 1) == 1
         c = self.rng.randint(0, (C - wd) // 8) * 8 if aligned else \
             self.rng.choice([v for v in range(1, C - wd + 1) if v % 8])
         q = self.fresh("wq")
-        self.emit(lines, ind, f"{q} = pl.tile.slice(x_vec, [{R}, {wd}], [0, {c}])")
+        if self.rng.randint(0, 2) == 0:  # a valid_shape slice: not copied, checked the same (#1789)
+            self.shapes.add(f"fillpad-valid_shape-{'aligned' if aligned else 'unaligned'}")
+            self.emit(lines, ind, f"{q}: pl.Tile[[{R}, {wd}], pl.FP32, pl.Mem.Vec] = pl.tile.slice("
+                      f"x_vec, [{R}, {wd}], [0, {c}], valid_shape=[{self.rng.choice([4, 8, R])}, {wd}])")
+        else:
+            self.emit(lines, ind, f"{q} = pl.tile.slice(x_vec, [{R}, {wd}], [0, {c}])")
         target, route = q, "direct"
         if self.rng.randint(0, 1):
             target, route = self.fresh("wv"), "set_validshape"

@@ -65,6 +65,19 @@ class RawColxSite:
 
 
 @dataclass(eq=False)
+class RawVecSite:
+    """An operand of an ordinary vector op (registry family VECTOR) that is a ``tile.slice`` with
+    valid_shape / drop_dims, directly or through a view of it (set_validshape, ...): not copied
+    by the pass, so ``rules.checks`` requires its address proven aligned (#1789)."""
+
+    key: int
+    slice_stmt: AssignStmt
+    var: Var
+    consumer: Stmt
+    op: str
+
+
+@dataclass(eq=False)
 class WriteSite:
     """An operand a registered op writes back into (registry ``reuses_arg``): write ``key``
     lands in ``var``'s storage (checked by ``rules.checks``, never rewritten)."""
@@ -92,6 +105,7 @@ class Encoding:
     scalar_defs: dict[int, Expr] = field(default_factory=dict)
     raw_colx: list[RawColxSite] = field(default_factory=list)
     writes: list[WriteSite] = field(default_factory=list)
+    raw_vec: list[RawVecSite] = field(default_factory=list)
     #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
 
@@ -165,6 +179,8 @@ class Encoder:
         self._lit: dict[int, int] = {}
         #: valid_shape / drop_dims slice var (by id) -> (its tile number, its statement)
         self._raw: dict[int, tuple[int, AssignStmt]] = {}
+        #: the same, also through views of such a slice (set_validshape, ...): vector-op checks
+        self._raw_view: dict[int, tuple[int, AssignStmt]] = {}
 
     def fresh(self, prefix: str) -> str:
         self._n += 1
@@ -269,6 +285,7 @@ class Encoder:
             r, c = self.idx(off.items[0]), self.idx(off.items[1])
             self.row("WinRow", k, base, r, c, dims[0], dims[1])
         self._raw[id(stmt.target)] = (k, stmt)
+        self._raw_view[id(stmt.target)] = (k, stmt)
 
     # ------------------------------------------------------------------ uses
     def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: str | None) -> None:
@@ -299,7 +316,20 @@ class Encoder:
             idx = op.params.index(k) if op is not None and k in op.params else None
             self.use(stmt, ("kwarg", k), v, operand_context(call.op, idx))
         if op is not None:
+            if op.family is ops.Family.VECTOR:
+                self.raw_vec_uses(stmt, call)
             self.effects(stmt, call, op)
+
+    def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
+        """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
+        a view of one) as ``(RawVecRow n k)`` for ``rules.checks``."""
+        for a in [*call.args, *(v for _, v in call.kwargs)]:
+            raw = self._raw_view.get(id(a.var)) if isinstance(a, VarRef) else None
+            if raw is None:
+                continue
+            self.fresh("rv")
+            self.row("RawVecRow", self._n, raw[0])
+            self.enc.raw_vec.append(RawVecSite(self._n, raw[1], a.var, stmt, call.op))
 
     def _tile_arg(self, call: Call, op: ops.OpDef, i: int) -> Var | None:
         a = call.args[i] if i < len(call.args) else dict(call.kwargs).get(op.params[i]) \
@@ -328,6 +358,8 @@ class Encoder:
             v = self._tile_arg(call, op, 0)
             if v is not None:
                 self.edge(target, v)
+                if id(v) in self._raw_view:
+                    self._raw_view[id(target)] = self._raw_view[id(v)]
 
     # ------------------------------------------------------------------ statements
     def body(self, stmts: list[Stmt]) -> None:
@@ -415,6 +447,8 @@ class Encoder:
                 self.enc.window_of[id(s.target)] = w
             if id(v.var) in self._raw:
                 self._raw[id(s.target)] = self._raw[id(v.var)]
+            if id(v.var) in self._raw_view:
+                self._raw_view[id(s.target)] = self._raw_view[id(v.var)]
             return
         if isinstance(t, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):
             # a scalar SSA definition or alias: unioned with what it names

@@ -50,7 +50,7 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
     check_acc_windows(fn)
     enc = encode_function(fn) if has_slice(fn) else None
     canonical = enc is not None and bool(enc.windows)
-    if not canonical and (enc is None or not enc.raw_colx):
+    if not canonical and (enc is None or not (enc.raw_colx or enc.raw_vec)):
         if report is not None:
             report.functions.append(FunctionReport(fn.name, skipped="no canonical tile.slice"))
         return fn
@@ -66,6 +66,7 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
         raise ValueError(f"the e-graph failed on function {fn.name!r}: {type(e).__name__}: {e}") from e
     _raise_colx_violations(fn, enc, eg)
     _raise_write_violations(fn, enc, eg)
+    _raise_raw_vec_violations(fn, enc, eg)
     if not canonical:
         if report is not None:
             report.functions.append(FunctionReport(fn.name, skipped="no canonical tile.slice"))
@@ -183,6 +184,29 @@ def _raise_colx_violations(fn: Function, enc: Encoding, eg) -> None:
                 f"feeds {site.op}: its lazy materialization would corrupt its source. Slice "
                 f"without valid_shape / drop_dims, or copy it first with tile.extract(..., "
                 f"target_memory=pl.Mem.Vec).")
+
+
+def _raise_raw_vec_violations(fn: Function, enc: Encoding, eg) -> None:
+    """Turn the first ``RawVecViolation`` fact (rules.checks) in program order into a ValueError
+    naming the valid_shape / drop_dims slice and the vector op using it."""
+    for site in enc.raw_vec:
+        if not schedule.has_fact(eg, "RawVecViolation", site.key):
+            continue
+        name = site.slice_stmt.target.name
+        t = site.slice_stmt.target.type
+        bits = t.dtype.storage_bits if isinstance(t, TileType) else 0
+        n = max(256 // bits, 1) if bits else 8
+        via = f" (through {site.var.name!r}, a view / alias of it)" if site.var is not \
+            site.slice_stmt.target else ""
+        raise ValueError(
+            f"{site.slice_stmt.span}: in function {fn.name!r}, slice {name!r} (tile.slice at line "
+            f"{site.slice_stmt.span.line}) has valid_shape / drop_dims and feeds {site.op} at "
+            f"line {site.consumer.span.line}{via}. The pass does not copy a slice with "
+            f"valid_shape / drop_dims, so it reaches the op as a view, and its address is not "
+            f"provably 32-byte aligned: the device can hang (#1789). Align the window (start it "
+            f"at a multiple of 32 bytes, e.g. a column offset that is a multiple of {n} elements "
+            f"of this dtype; 8 for FP32), or slice without valid_shape / drop_dims and set the valid shape with "
+            f"tile.set_validshape on an aligned copy.")
 
 
 def _raise_write_violations(fn: Function, enc: Encoding, eg) -> None:

@@ -160,7 +160,7 @@ v: pl.Tile[[16, 256], pl.BF16, pl.Mem.Vec] = pl.tile.move(ls, target_memory=pl.M
     """, "Orchestration"),
     ("x: pl.Tensor[[16, 64], pl.FP32], i: pl.Scalar[pl.INDEX]", """
         t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-        row: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 64], [i, 1], valid_shape=[1, 63])
+        row: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 64], [i, 0], valid_shape=[1, 63])
         y: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.muls(row, 2.0)
     """, "InCore"),
 ], ids=["no-slice", "safe-whole-tile-view-stored", "non-incore-function", "four-argument-slice"])

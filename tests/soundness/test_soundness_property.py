@@ -238,7 +238,8 @@ def test_acc_window_programs_are_rejected_exactly_when_the_hardware_garbles_them
 ACC_SHAPES = {*ROUTES, *(f"loop-{t}-same{a}" for t in ("1-trip", "2+-trips") for a in ("", "-after")),
               "loop-1-trip-other", "loop-2+-trips-other", "loop-pass-after"}
 CHECK_SHAPES = {"colx-const-identity", "colx-const-repack", "colx-dynamic",
-                *(f"fillpad-{r}-{a}" for r in ("direct", "set_validshape") for a in ("aligned", "unaligned"))}
+                *(f"fillpad-{r}-{a}" for r in ("direct", "set_validshape", "valid_shape")
+                  for a in ("aligned", "unaligned"))}
 
 
 def test_the_strategies_generate_every_window_and_check_shape() -> None:
