@@ -31,6 +31,7 @@ from .ir import (AssignStmt, BinOp, Call, Const, EvalStmt, Expr, Family, ForStmt
                  Var, VarRef, WhileStmt, YieldStmt, const_int, defined_vars, free_vars, lookup,
                  walk)
 from .ir.ops import TRANSFERS
+from .ir.stmts import stmt_exprs
 
 ALIGN_BITS = 256  # PTO vector operands need 32-byte aligned base addresses
 
@@ -374,30 +375,11 @@ class _Rewriter:
         return replace(self.fn, body=body)
 
 
-def _stmt_exprs(s: Stmt) -> list[Expr]:
-    if isinstance(s, AssignStmt):
-        return [s.value]
-    if isinstance(s, EvalStmt):
-        return [s.call]
-    if isinstance(s, (YieldStmt,)):
-        return list(s.values)
-    if isinstance(s, ForStmt):
-        return [s.start, s.stop, s.step, *s.init_values, *(v for _, v in s.kwargs)]
-    if isinstance(s, WhileStmt):
-        return [*s.init_values, s.cond]
-    if isinstance(s, IfStmt):
-        return [s.cond]
-    if isinstance(s, ScopeStmt):
-        return [*s.args, *(v for _, v in s.kwargs)]
-    values = getattr(s, "values", None)
-    return list(values) if values else []
-
-
 def used_vars(body: list[Stmt]) -> dict[int, int]:
     """Use counts of variables (by id) over a body, nested bodies included."""
     counts: dict[int, int] = {}
     for s in walk(body):
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             for v in free_vars(e):
                 counts[id(v)] = counts.get(id(v), 0) + 1
     return counts

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
 from ..ir.types import ScalarType, TileType
 from .errors import DslError
+from .parser import _dotted
 
 if TYPE_CHECKING:
     from egraph_tiles.nki.normal_form import NormalForm
@@ -280,12 +281,3 @@ def _presolve(axes: list[_Axis]) -> None:
         solve(exprs)
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from ..ir import ops
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, ScopeStmt,
-                        Stmt, WhileStmt, YieldStmt)
+from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt,
+                        Stmt, WhileStmt, YieldStmt, stmt_exprs)
 from ..ir.types import MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
 from .extract import Term
@@ -500,27 +500,9 @@ def copy_buf_of(term: Term) -> int | None:
     return int(t[1]) if t[0] == "CopyBuf" else None
 
 
-def _stmt_exprs(s: Stmt) -> list[Expr]:
-    if isinstance(s, AssignStmt):
-        return [s.value]
-    if isinstance(s, EvalStmt):
-        return [s.call]
-    if isinstance(s, (YieldStmt, ReturnStmt)):
-        return list(s.values)
-    if isinstance(s, ForStmt):
-        return [s.start, s.stop, s.step, *s.init_values, *(v for _, v in s.kwargs)]
-    if isinstance(s, WhileStmt):
-        return [*s.init_values, s.cond]
-    if isinstance(s, IfStmt):
-        return [s.cond]
-    if isinstance(s, ScopeStmt):
-        return [*s.args, *(v for _, v in s.kwargs)]
-    return []
-
-
 def _uses(body: list[Stmt], used: set[int]) -> None:
     for s in body:
-        for e in _stmt_exprs(s):
+        for e in stmt_exprs(s):
             used.update(id(v) for v in free_vars(e))
         for b in ([s.then_body, s.else_body] if isinstance(s, IfStmt) else
                   [s.body] if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)) else []):

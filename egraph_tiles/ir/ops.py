@@ -141,7 +141,8 @@ def shape_of(e: Expr, what: str) -> tuple[Expr, ...]:
     return e.items
 
 
-def _same_dims(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
+def dims_agree(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
+    """Same rank, and no two constant dimensions differ (symbolic ones may agree)."""
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
@@ -254,7 +255,7 @@ def _infer_matmul(b: BoundCall) -> Type:
     a, c = b.tile("lhs"), b.tile("rhs")
     if a.rank != 2 or c.rank != 2:
         raise OpTypeError(f"{b.op.name} needs 2-D operands")
-    if not _same_dims((a.shape[1],), (c.shape[0],)):
+    if not dims_agree((a.shape[1],), (c.shape[0],)):
         raise OpTypeError(f"{b.op.name}: inner dimensions differ ({a.shape[1]} vs {c.shape[0]})")
     if a.dtype != c.dtype:
         raise OpTypeError(f"{b.op.name}: operand dtypes differ ({a.dtype.name} vs {c.dtype.name})")
@@ -265,7 +266,7 @@ def _infer_matmul_acc(b: BoundCall) -> Type:
     acc = b.tile("acc")
     res = _infer_matmul(b)
     assert isinstance(res, TileType)
-    if not _same_dims(acc.shape, res.shape):
+    if not dims_agree(acc.shape, res.shape):
         raise OpTypeError(
             f"{b.op.name}: accumulator shape {list(acc.shape)} differs from the product shape {list(res.shape)}"
         )
@@ -276,7 +277,7 @@ def _infer_batch_matmul(b: BoundCall) -> Type:
     a, c = b.tile("lhs"), b.tile("rhs")
     if a.rank != 3 or c.rank != 3:
         raise OpTypeError(f"{b.op.name} needs 3-D operands")
-    if not _same_dims((a.shape[2],), (c.shape[1],)):
+    if not dims_agree((a.shape[2],), (c.shape[1],)):
         raise OpTypeError(f"{b.op.name}: inner dimensions differ")
     return TileType((a.shape[0], a.shape[1], c.shape[2]), _acc_dtype(a.dtype), MemorySpace.Acc)
 
@@ -294,7 +295,7 @@ def _infer_same_as_first(b: BoundCall) -> Type:
 
 def _infer_binary(b: BoundCall) -> Type:
     x, y = b.tile("lhs"), b.tile("rhs")
-    if not _same_dims(x.shape, y.shape):
+    if not dims_agree(x.shape, y.shape):
         raise OpTypeError(f"{b.op.name}: shapes {list(x.shape)} and {list(y.shape)} differ")
     if x.dtype != y.dtype:
         raise OpTypeError(f"{b.op.name}: dtypes {x.dtype.name} and {y.dtype.name} differ")
@@ -305,7 +306,7 @@ def _infer_col_expand(b: BoundCall) -> Type:
     x, v = b.tile("lhs"), b.tile("rhs")
     if x.rank != 2 or v.rank != 2:
         raise OpTypeError(f"{b.op.name} needs 2-D operands")
-    if not _same_dims((x.shape[1],), (v.shape[1],)):
+    if not dims_agree((x.shape[1],), (v.shape[1],)):
         raise OpTypeError(f"{b.op.name}: column counts {x.shape[1]} and {v.shape[1]} differ")
     if x.dtype != v.dtype:
         raise OpTypeError(f"{b.op.name}: dtypes {x.dtype.name} and {v.dtype.name} differ")

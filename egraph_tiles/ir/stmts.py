@@ -197,3 +197,22 @@ def defined_vars(s: Stmt) -> list[Var]:
     if isinstance(s, ScopeStmt):
         return [s.var]
     return []
+
+
+def stmt_exprs(s: Stmt) -> list[Expr]:
+    """The expressions a statement evaluates itself (not those of its nested bodies)."""
+    if isinstance(s, AssignStmt):
+        return [s.value]
+    if isinstance(s, EvalStmt):
+        return [s.call]
+    if isinstance(s, (YieldStmt, ReturnStmt)):
+        return list(s.values)
+    if isinstance(s, ForStmt):
+        return [s.start, s.stop, s.step, *s.init_values, *(v for _, v in s.kwargs)]
+    if isinstance(s, WhileStmt):
+        return [*s.init_values, s.cond]
+    if isinstance(s, IfStmt):
+        return [s.cond]
+    if isinstance(s, ScopeStmt):
+        return [*s.args, *(v for _, v in s.kwargs)]
+    return []

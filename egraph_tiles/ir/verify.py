@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .exprs import (static_type, BinOp, Call, Compare, Expr, ListExpr, Neg, Var, const_int,
                     free_vars)
-from .ops import REGISTRY, OpTypeError, bind, infer_type
+from .ops import REGISTRY, dims_agree, OpTypeError, bind, infer_type
 from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
 from .types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
@@ -169,7 +169,7 @@ class _Verifier:
             assert isinstance(b, (TileType, TensorType))
             if a.dtype != b.dtype:
                 raise self.fail(s, f"{what}: dtype {a.dtype.name} vs {b.dtype.name}")
-            if not _dims_agree(a.shape, b.shape):
+            if not dims_agree(a.shape, b.shape):
                 raise self.fail(s, f"{what}: shape {_dims(a.shape)} vs {_dims(b.shape)}")
         if isinstance(a, TileType) and isinstance(b, TileType):
             if a.memory and b.memory and a.memory != b.memory:
@@ -231,16 +231,6 @@ class _Verifier:
                                 f"{type(t).__name__} but assigned a scalar expression")
             return
         self.same(s, t, self.type_of(v), f"declared type of {self.names(s.target)!r} vs its value")
-
-
-def _dims_agree(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        cx, cy = const_int(x), const_int(y)
-        if cx is not None and cy is not None and cx != cy:
-            return False
-    return True
 
 
 def _dims(shape: tuple[Expr, ...]) -> str:
