@@ -59,8 +59,8 @@ prog = et.parse_program(kernel({n}, {acc}))
 rep = Report()
 acc = [0.0]
 _check = canon.check_acc_windows
-def timed(fn):
-    t = time.perf_counter(); _check(fn); acc[0] += time.perf_counter() - t
+def timed(fn, *args):
+    t = time.perf_counter(); _check(fn, *args); acc[0] += time.perf_counter() - t
 canon.check_acc_windows = timed
 t0 = time.perf_counter()
 et.optimize(prog, report=rep)

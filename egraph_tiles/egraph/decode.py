@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy as _copy
 from dataclasses import dataclass, field
 
-from ..ir import ops
+from ..ir.effects import Effects, function_effects
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt,
                         Stmt, WhileStmt, YieldStmt, stmt_exprs)
@@ -45,144 +45,25 @@ class Decision:
 
 
 @dataclass
-class _Pos:
-    pos: int
-    end: int
-    path: tuple[int, ...]
-    loops: tuple[int, ...]  # positions of the enclosing loops
-
-
-@dataclass
 class Decoded:
     body: list[Stmt]
     decisions: list[Decision] = field(default_factory=list)
 
 
 class Decoder:
-    def __init__(self, fn: Function, enc: Encoding, results: list[Term]):
+    def __init__(self, fn: Function, enc: Encoding, results: list[Term], fx: Effects | None = None):
         self.fn = fn
         self.enc = enc
         self.results = results
-        self.pos: dict[int, _Pos] = {}
-        self.var_pos: dict[int, tuple[int, tuple[int, ...]]] = {}
-        self.loop_end: dict[int, int] = {}
-        self._n = 0
-        self._blocks = 0
-        self.names = {p.var.name for p in fn.params}
-        self._index(fn.body, (0,), ())
-        self.group: dict[int, int] = {}
-        self.writers: list[tuple[int, Var]] = []
-        self._storage(fn.body)
+        #: program points, storage classes and writes (``ir.effects``)
+        self.fx = fx if fx is not None else function_effects(fn)
+        self.names = {p.var.name for p in fn.params} | {v.name for v in self.fx.defs}
         self.decisions: list[Decision] = []
-
-    # ------------------------------------------------------------------ indexing
-    def _index(self, body: list[Stmt], path: tuple[int, ...], loops: tuple[int, ...]) -> None:
-        for s in body:
-            self._n += 1
-            p = self._n
-            kids = []
-            if isinstance(s, IfStmt):
-                kids = [s.then_body, s.else_body]
-            elif isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
-                kids = [s.body]
-            inner_loops = loops + ((p,) if isinstance(s, _LOOPS) else ())
-            bpaths = []
-            for b in kids:
-                self._blocks += 1
-                bp = path + (self._blocks,)
-                bpaths.append(bp)
-                self._index(b, bp, inner_loops)
-            info = _Pos(p, self._n, path, loops)
-            self.pos[id(s)] = info
-            if isinstance(s, _LOOPS):
-                self.loop_end[p] = self._n
-            if isinstance(s, AssignStmt):
-                self._def(s.target, p, path)
-            if isinstance(s, ForStmt):
-                self._def(s.loop_var, p, bpaths[0])
-            if isinstance(s, (ForStmt, WhileStmt)):
-                for v in s.iter_args:
-                    self._def(v, p, bpaths[0])
-            if isinstance(s, ScopeStmt):
-                self._def(s.var, p, bpaths[0])
-            if isinstance(s, (ForStmt, WhileStmt, IfStmt)):
-                for v in s.return_vars:
-                    self._def(v, self._n, path)
-
-    def _def(self, v: Var, p: int, path: tuple[int, ...]) -> None:
-        self.var_pos[id(v)] = (p, path)
-        self.names.add(v.name)
-
-    def visible(self, v: Var, pos: int, path: tuple[int, ...]) -> bool:
-        d = self.var_pos.get(id(v))
-        if d is None:
-            return True  # a parameter
-        return d[0] < pos and path[:len(d[1])] == d[1]
-
-    # ------------------------------------------------------------------ storage and writers
-    def _find(self, k: int) -> int:
-        while self.group.get(k, k) != k:
-            k = self.group[k]
-        return k
-
-    def _union(self, a: Var, b: Var) -> None:
-        ra, rb = self._find(id(a)), self._find(id(b))
-        if ra != rb:
-            self.group[ra] = rb
-
-    def _storage(self, body: list[Stmt]) -> None:
-        for s in body:
-            p = self.pos[id(s)].pos
-            call = s.value if isinstance(s, AssignStmt) and isinstance(s.value, Call) else \
-                s.call if isinstance(s, EvalStmt) else None
-            if isinstance(s, AssignStmt) and isinstance(s.value, VarRef):
-                self._union(s.target, s.value.var)
-            if call is not None:
-                op = ops.lookup(call.op)
-                tiles = [a.var for a in (*call.args, *(v for _, v in call.kwargs))
-                         if isinstance(a, VarRef) and isinstance(a.var.type, TileType)]
-                if op is None:
-                    self.writers.extend((p, v) for v in tiles)
-                else:
-                    if op.inherits_input_memory and isinstance(s, AssignStmt) and call.args \
-                            and isinstance(call.args[0], VarRef):
-                        self._union(s.target, call.args[0].var)
-                    if op.reuses_arg is not None and op.reuses_arg < len(call.args):
-                        a = call.args[op.reuses_arg]
-                        if isinstance(a, VarRef):
-                            self.writers.append((p, a.var))
-                            if isinstance(s, AssignStmt):
-                                self._union(s.target, a.var)
-            if isinstance(s, (ForStmt, WhileStmt)):
-                for i, v in enumerate(s.iter_args):
-                    init = s.init_values[i] if i < len(s.init_values) else None
-                    if isinstance(init, VarRef):
-                        self._union(v, init.var)
-                    if i < len(s.return_vars):
-                        self._union(s.return_vars[i], v)
-                y = s.body[-1] if s.body and isinstance(s.body[-1], YieldStmt) else None
-                if y is not None:
-                    for i, e in enumerate(y.values):
-                        if isinstance(e, VarRef) and i < len(s.iter_args):
-                            self._union(s.iter_args[i], e.var)
-            if isinstance(s, IfStmt):
-                for b in (s.then_body, s.else_body):
-                    if b and isinstance(b[-1], YieldStmt):
-                        for i, e in enumerate(b[-1].values):
-                            if isinstance(e, VarRef) and i < len(s.return_vars):
-                                self._union(s.return_vars[i], e.var)
-            for b in ([s.then_body, s.else_body] if isinstance(s, IfStmt) else
-                      [s.body] if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)) else []):
-                self._storage(b)
 
     def hazard(self, window: Window, consumer: Stmt, base: Var) -> bool:
         """Whether something may write ``base``'s storage between the slice and the use."""
-        p = self.pos[id(window.stmt)]
-        q = self.pos[id(consumer)]
-        outer = [lp for lp in q.loops if lp not in p.loops]
-        end = self.loop_end[min(outer)] if outer else q.pos - 1
-        g = self._find(id(base))
-        return any(p.pos < wp <= end and self._find(id(v)) == g for wp, v in self.writers)
+        p = self.fx.point(window.stmt)
+        return self.fx.written_before_use(base, p.pos, p.loops, consumer)
 
     # ------------------------------------------------------------------ terms -> IR
     def idx(self, t: Term, pos: int, path: tuple[int, ...]) -> Expr:
@@ -202,8 +83,8 @@ class Decoder:
 
         mapping = {}
         for v in free_vars(e):
-            if not self.visible(v, pos, path) and id(v) in self.enc.scalar_defs:
-                mapping[id(v)] = self._visible_expr(self.enc.scalar_defs[id(v)], pos, path)
+            if not self.fx.visible(v, pos, path) and v in self.enc.scalar_defs:
+                mapping[id(v)] = self._visible_expr(self.enc.scalar_defs[v], pos, path)
         return substitute(e, mapping) if mapping else e
 
     def window_parts(self, t: Term, pos: int, path: tuple[int, ...]) -> tuple[Var, Expr, Expr]:
@@ -231,39 +112,39 @@ class Decoder:
 
     # ------------------------------------------------------------------ rebuild
     def run(self) -> Decoded:
-        self.use_of: dict[int, list[tuple[UseSite, Term]]] = {}
-        self.ext_of: dict[int, Term] = {}
-        self.win_term: dict[int, Term] = {}
-        self.def_copies: dict[int, list[tuple[UseSite, Term]]] = {}
+        self.use_of: dict[Stmt, list[tuple[UseSite, Term]]] = {}
+        self.ext_of: dict[Stmt, Term] = {}
+        self.win_term: dict[Stmt, Term] = {}
+        self.def_copies: dict[Stmt, list[tuple[UseSite, Term]]] = {}
         self.copy_var: dict[tuple[int, Term], Var] = {}  # (use key id, term) planned
         #: window key -> the copy it got at its definition (``CopyBuf`` forms read it)
         self.buf_var: dict[int, Var] = {}
         self.bufs_needed: set[int] = set()
-        self.views: dict[int, list[tuple[UseSite, Term]]] = {}  # child slice stmt -> views
-        self.placed_view: dict[int, Var] = {}  # id(UseSite) -> view of the parent's copy
+        self.views: dict[Stmt, list[tuple[UseSite, Term]]] = {}  # child slice stmt -> views
+        self.placed_view: dict[UseSite, Var] = {}  # use -> view of the parent's copy
         self.buf_sites: list[tuple[UseSite, int]] = []  # uses reading a parent's copy
         for (_, site), term in zip(self.enc.roots, self.results):
             if isinstance(site, UseSite):
-                self.use_of.setdefault(id(site.stmt), []).append((site, term))
+                self.use_of.setdefault(site.stmt, []).append((site, term))
                 kp = copy_buf_of(term)
                 if kp is not None:
                     self.bufs_needed.add(kp)
                     self.buf_sites.append((site, kp))
                     if term[0] == "Keep":
-                        self.views.setdefault(id(site.window.stmt), []).append((site, term))
+                        self.views.setdefault(site.window.stmt, []).append((site, term))
                 if term[0] == "Copy":
                     base = self._root_base(site.window)
                     at_def = term[2] == "Vec" and not self.hazard(site.window, site.stmt, base)
                     if at_def:
-                        self.def_copies.setdefault(id(site.window.stmt), []).append((site, term))
+                        self.def_copies.setdefault(site.window.stmt, []).append((site, term))
             elif isinstance(site, ExtSite):
-                self.ext_of[id(site.stmt)] = term
+                self.ext_of[site.stmt] = term
             elif isinstance(site, Window):
-                self.win_term[id(site.stmt)] = term
+                self.win_term[site.stmt] = term
         self.window_by_key = {w.key: w for w in self.enc.windows}
         self.scopes: list[dict[Term, Var]] = [{}]
-        self.placed: dict[int, Var] = {}  # id(UseSite) -> copy var
-        self.copy_at: dict[int, tuple[int, tuple[int, ...]]] = {}  # id(copy var) -> (pos, loops)
+        self.placed: dict[UseSite, Var] = {}  # use -> copy var
+        self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
         body = self.block(self.fn.body)
         body = self.drop_dead(body)
         return Decoded(body, self.decisions)
@@ -286,7 +167,7 @@ class Decoder:
         if v is not None and not self._written_since(v, site, anchor, placement):
             self.decisions.append(Decision("copy", site, term, v, "shared"))
             return v
-        info = self.pos[id(anchor)]
+        info = self.fx.point(anchor)
         pos = info.pos + (1 if placement == "definition" else 0)
         base, r, c = self.window_parts(term[1], pos, info.path)
         mem = MemorySpace(term[2])
@@ -302,7 +183,7 @@ class Decoder:
         self.scopes[-1][term[:3]] = v
         # the copy holds the source as of just after the slice (definition) or just before the
         # consumer, whose own write comes after the read
-        self.copy_at[id(v)] = (info.pos if placement == "definition" else info.pos - 1, info.loops)
+        self.copy_at[v] = (info.pos if placement == "definition" else info.pos - 1, info.loops)
         kp = copy_buf_of(term)
         self.decisions.append(Decision("copy", site, term, v, placement,
                                        self.buf_var.get(kp) if kp is not None else None))
@@ -313,20 +194,15 @@ class Decoder:
     def _written_since(self, v: Var, site: UseSite, anchor: Stmt, placement: str) -> bool:
         """Whether the source may be written between the creation of the identical copy ``v`` and
         the point where this use needs the source's value (then ``v`` is stale: make a new one)."""
-        c_pos, c_loops = self.copy_at[id(v)]
-        q = self.pos[id(anchor)]
-        end = q.pos if placement == "definition" else q.pos - 1
-        outer = [lp for lp in q.loops if lp not in c_loops]
-        if outer:
-            end = max(end, self.loop_end[min(outer)])
-        g = self._find(id(self._root_base(site.window)))
-        return any(c_pos < wp <= end and self._find(id(x)) == g for wp, x in self.writers)
+        c_pos, c_loops = self.copy_at[v]
+        return self.fx.written_before_use(self._root_base(site.window), c_pos, c_loops, anchor,
+                                          including_use=placement == "definition")
 
     def make_buf(self, w: Window, out: list[Stmt]) -> None:
         """The copy of window ``w`` at its definition, when a chosen form reads it and no use of
         ``w`` created it."""
-        info = self.pos[id(w.stmt)]
-        base, r, c = self.window_parts(self.win_term[id(w.stmt)], info.pos + 1, info.path)
+        info = self.fx.point(w.stmt)
+        base, r, c = self.window_parts(self.win_term[w.stmt], info.pos + 1, info.path)
         t = base.type
         assert isinstance(t, TileType)
         shape = ListExpr((Const(w.rows), Const(w.cols)))
@@ -339,8 +215,8 @@ class Decoder:
     def make_views(self, s: AssignStmt, out: list[Stmt]) -> None:
         """Views of the parent's copy for the uses of the child slice ``s``, right after it."""
         made: dict[Term, Var] = {}
-        info = self.pos[id(s)]
-        for site, term in self.views[id(s)]:
+        info = self.fx.point(s)
+        for site, term in self.views[s]:
             v = made.get(term)
             win = term[1]
             kp = int(win[1][1])
@@ -355,36 +231,36 @@ class Decoder:
                 out.append(AssignStmt(v, Call("tile.slice", (VarRef(buf), shape, ListExpr((r, c)))),
                                       s.span))
                 made[term] = v
-            self.placed_view[id(site)] = v
+            self.placed_view[site] = v
 
     def block(self, body: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
         for s in body:
-            repl: dict[int, Var] = {}
-            for site, term in self.use_of.get(id(s), []):
+            repl: dict[UseSite, Var] = {}
+            for site, term in self.use_of.get(s, []):
                 if term[0] == "Copy":
-                    v = self.placed.get(id(site))
+                    v = self.placed.get(site)
                     if v is None:
                         v = self.make_copy(site, term, s, "consumer", out)
-                    repl[id(site)] = v
-                elif id(site) in self.placed_view:
-                    v = self.placed_view[id(site)]
-                    repl[id(site)] = v
+                    repl[site] = v
+                elif site in self.placed_view:
+                    v = self.placed_view[site]
+                    repl[site] = v
                     kp = copy_buf_of(term)
                     self.decisions.append(Decision("view", site, term, v, "definition",
                                                    self.buf_var[kp]))
                 else:
                     self.decisions.append(Decision("view", site, term))
             out.append(self.rewrite(s, repl))
-            if isinstance(s, AssignStmt) and id(s) in self.def_copies:
-                for site, term in self.def_copies[id(s)]:
-                    self.placed[id(site)] = self.make_copy(site, term, s, "definition", out)
-            if isinstance(s, AssignStmt) and id(s) in self.win_term:
-                w = self.enc.window_of.get(id(s.target))
+            if isinstance(s, AssignStmt) and s in self.def_copies:
+                for site, term in self.def_copies[s]:
+                    self.placed[site] = self.make_copy(site, term, s, "definition", out)
+            if isinstance(s, AssignStmt) and s in self.win_term:
+                w = self.enc.window_of.get(s.target)
                 if w is not None and w.stmt is s and w.key in self.bufs_needed \
                         and w.key not in self.buf_var:
                     self.make_buf(w, out)
-            if isinstance(s, AssignStmt) and id(s) in self.views:
+            if isinstance(s, AssignStmt) and s in self.views:
                 self.make_views(s, out)
         return out
 
@@ -395,19 +271,19 @@ class Decoder:
         finally:
             self.scopes.pop()
 
-    def rewrite(self, s: Stmt, repl: dict[int, Var]) -> Stmt:
-        sites = [site for site, _ in self.use_of.get(id(s), []) if id(site) in repl]
+    def rewrite(self, s: Stmt, repl: dict[UseSite, Var]) -> Stmt:
+        sites = [site for site, _ in self.use_of.get(s, []) if site in repl]
 
         def new(slot: tuple, e: Expr) -> Expr:
             for site in sites:
                 if site.slot == slot:
-                    return VarRef(repl[id(site)])
+                    return VarRef(repl[site])
             return e
 
         if isinstance(s, AssignStmt):
-            if id(s) in self.ext_of:
+            if s in self.ext_of:
                 return self._fold_extract(s)
-            if id(s) in self.win_term:
+            if s in self.win_term:
                 return self._peel(s)
             v = s.value
             if isinstance(v, Call):
@@ -448,9 +324,9 @@ class Decoder:
         return Call(c.op, args, kwargs)
 
     def _fold_extract(self, s: AssignStmt) -> Stmt:
-        term = self.ext_of[id(s)]
+        term = self.ext_of[s]
         site = next(x for x in self.enc.exts if x.stmt is s)
-        info = self.pos[id(s)]
+        info = self.fx.point(s)
         if term[1][0] != "Leaf":  # not folded (saturation stopped early): keep it
             self.decisions.append(Decision("kept", site, term))
             return s
@@ -463,21 +339,21 @@ class Decoder:
 
     def _peel(self, s: AssignStmt) -> Stmt:
         """A kept slice of a slice is re-emitted on its non-slice base (offsets accumulated)."""
-        term = self.win_term[id(s)]
+        term = self.win_term[s]
         v = s.value
         assert isinstance(v, Call) and isinstance(v.args[0], VarRef)
         if term[1][0] != "Leaf" or self.enc.leaves[term[1][1]] is v.args[0].var:
             return s
-        info = self.pos[id(s)]
+        info = self.fx.point(s)
         base, r, c = self.window_parts(term, info.pos, info.path)
         return AssignStmt(s.target, Call(v.op, (VarRef(base), v.args[1], ListExpr((r, c))),
                                          v.kwargs), s.span)
 
     # ------------------------------------------------------------------ dead slices
     def drop_dead(self, body: list[Stmt]) -> list[Stmt]:
-        candidates = {id(w.var) for w in self.enc.windows}
+        candidates = {w.var for w in self.enc.windows}
         while True:
-            used: set[int] = set()
+            used: set[Var] = set()
             _uses(body, used)
             dead = [c for c in candidates if c not in used]
             if not dead:
@@ -485,7 +361,7 @@ class Decoder:
             dead_set = set(dead)
             candidates -= dead_set
             for w in self.enc.windows:
-                if id(w.var) in dead_set:
+                if w.var in dead_set:
                     self.decisions.append(Decision("dropped", w))
             body = _remove(body, dead_set)
 
@@ -500,19 +376,19 @@ def copy_buf_of(term: Term) -> int | None:
     return int(t[1]) if t[0] == "CopyBuf" else None
 
 
-def _uses(body: list[Stmt], used: set[int]) -> None:
+def _uses(body: list[Stmt], used: set[Var]) -> None:
     for s in body:
         for e in stmt_exprs(s):
-            used.update(id(v) for v in free_vars(e))
+            used.update(v for v in free_vars(e))
         for b in ([s.then_body, s.else_body] if isinstance(s, IfStmt) else
                   [s.body] if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)) else []):
             _uses(b, used)
 
 
-def _remove(body: list[Stmt], dead: set[int]) -> list[Stmt]:
+def _remove(body: list[Stmt], dead: set[Var]) -> list[Stmt]:
     out = []
     for s in body:
-        if isinstance(s, AssignStmt) and id(s.target) in dead:
+        if isinstance(s, AssignStmt) and s.target in dead:
             continue
         if isinstance(s, IfStmt):
             s.then_body = _remove(s.then_body, dead)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import ops
+from ..ir.effects import Edge, Effects, Share, Write, call_of, function_effects
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt,
                         WhileStmt, YieldStmt)
@@ -98,11 +99,11 @@ class Encoding:
     #: Sym / Leaf key -> what it names (a Var, or an opaque scalar expression)
     syms: dict[str, Expr] = field(default_factory=dict)
     leaves: dict[str, Var] = field(default_factory=dict)
-    #: number ``k`` of the ``(NT k)`` tile term of each tile var (by id)
-    tile_of: dict[int, int] = field(default_factory=dict)
-    window_of: dict[int, Window] = field(default_factory=dict)
-    #: scalar var (by id) -> its SSA definition expression
-    scalar_defs: dict[int, Expr] = field(default_factory=dict)
+    #: number ``k`` of the ``(NT k)`` tile term of each tile var
+    tile_of: dict[Var, int] = field(default_factory=dict)
+    window_of: dict[Var, Window] = field(default_factory=dict)
+    #: scalar var -> its SSA definition expression
+    scalar_defs: dict[Var, Expr] = field(default_factory=dict)
     raw_colx: list[RawColxSite] = field(default_factory=list)
     writes: list[WriteSite] = field(default_factory=list)
     raw_vec: list[RawVecSite] = field(default_factory=list)
@@ -172,15 +173,22 @@ def _q(s: str) -> str:
 
 
 class Encoder:
-    def __init__(self) -> None:
+    def __init__(self, fx: Effects) -> None:
         self.enc = Encoding()
+        self.fx = fx
+        self._edges: dict[Stmt, list[Edge]] = {}
+        for e in fx.edges:
+            self._edges.setdefault(e.stmt, []).append(e)
+        self._writes: dict[Stmt, list[Write]] = {}
+        for w in fx.writes:
+            self._writes.setdefault(w.stmt, []).append(w)
         self._n = 0
-        self._sym_of: dict[int, int] = {}
+        self._sym_of: dict[Var, int] = {}
         self._lit: dict[int, int] = {}
-        #: valid_shape / drop_dims slice var (by id) -> (its tile number, its statement)
-        self._raw: dict[int, tuple[int, AssignStmt]] = {}
+        #: valid_shape / drop_dims slice var -> (its tile number, its statement)
+        self._raw: dict[Var, tuple[int, AssignStmt]] = {}
         #: the same, also through views of such a slice (set_validshape, ...): vector-op checks
-        self._raw_view: dict[int, tuple[int, AssignStmt]] = {}
+        self._raw_view: dict[Var, tuple[int, AssignStmt]] = {}
 
     def fresh(self, prefix: str) -> str:
         self._n += 1
@@ -191,11 +199,11 @@ class Encoder:
 
     # ------------------------------------------------------------------ scalars
     def scalar_sym(self, var: Var) -> int:
-        k = self._sym_of.get(id(var))
+        k = self._sym_of.get(var)
         if k is None:
             key = "s" + self.fresh("")
             k = self._n
-            self._sym_of[id(var)] = k
+            self._sym_of[var] = k
             self.enc.syms[key] = VarRef(var)
             self.row("IdxSymRow", k, key)
         return k
@@ -225,7 +233,7 @@ class Encoder:
 
     # ------------------------------------------------------------------ tiles
     def tile(self, var: Var) -> int:
-        name = self.enc.tile_of.get(id(var))
+        name = self.enc.tile_of.get(var)
         if name is None:
             name = self.leaf(var)
         return name
@@ -233,7 +241,7 @@ class Encoder:
     def leaf(self, var: Var) -> int:
         key = self.fresh("t")
         k = self._n
-        self.enc.tile_of[id(var)] = k
+        self.enc.tile_of[var] = k
         self.enc.leaves[key] = var
         t = var.type
         if not isinstance(t, TileType):
@@ -267,10 +275,10 @@ class Encoder:
         name = self._n
         self.row("WinRow", name, base, r, c, rows, cols)
         w = Window(name, stmt.target, stmt, src_ref.var, rows, cols,
-                   self.enc.window_of.get(id(src_ref.var)))
+                   self.enc.window_of.get(src_ref.var))
         self.enc.windows.append(w)
-        self.enc.tile_of[id(stmt.target)] = name
-        self.enc.window_of[id(stmt.target)] = w
+        self.enc.tile_of[stmt.target] = name
+        self.enc.window_of[stmt.target] = w
         self.enc.roots.append((("RT", name), w))
 
     def raw_slice(self, stmt: AssignStmt, src: Var, shape: ListExpr, off: ListExpr) -> None:
@@ -284,26 +292,26 @@ class Encoder:
             base = self.tile(src)
             r, c = self.idx(off.items[0]), self.idx(off.items[1])
             self.row("WinRow", k, base, r, c, dims[0], dims[1])
-        self._raw[id(stmt.target)] = (k, stmt)
-        self._raw_view[id(stmt.target)] = (k, stmt)
+        self._raw[stmt.target] = (k, stmt)
+        self._raw_view[stmt.target] = (k, stmt)
 
     # ------------------------------------------------------------------ uses
     def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: str | None) -> None:
         if ctx is None or not isinstance(e, VarRef):
             return
-        raw = self._raw.get(id(e.var))
+        raw = self._raw.get(e.var)
         if raw is not None and ctx == "colx":
             self.fresh("x")
             self.row("RawColxRow", self._n, raw[0])
-            call = stmt.value if isinstance(stmt, AssignStmt) else getattr(stmt, "call", None)
+            call = call_of(stmt)
             self.enc.raw_colx.append(RawColxSite(self._n, raw[1], e.var, stmt,
-                                                 call.op if isinstance(call, Call) else "?"))
-        w = self.enc.window_of.get(id(e.var))
+                                                 call.op if call is not None else "?"))
+        w = self.enc.window_of.get(e.var)
         if w is None:
             return
         self.fresh("u")
         name = self._n
-        self.row("UseRow", name, self.enc.tile_of[id(e.var)], ctx)
+        self.row("UseRow", name, self.enc.tile_of[e.var], ctx)
         site = UseSite(name, stmt, slot, e.var, w, ctx)
         self.enc.uses.append(site)
         self.enc.roots.append((("R", name), site))
@@ -318,48 +326,44 @@ class Encoder:
         if op is not None:
             if op.family is ops.Family.VECTOR:
                 self.raw_vec_uses(stmt, call)
-            self.effects(stmt, call, op)
+            self.effects(stmt)
 
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
         """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
         a view of one) as ``(RawVecRow n k)`` for ``rules.checks``."""
         for a in [*call.args, *(v for _, v in call.kwargs)]:
-            raw = self._raw_view.get(id(a.var)) if isinstance(a, VarRef) else None
+            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
             if raw is None:
                 continue
             self.fresh("rv")
             self.row("RawVecRow", self._n, raw[0])
             self.enc.raw_vec.append(RawVecSite(self._n, raw[1], a.var, stmt, call.op))
 
-    def _tile_arg(self, call: Call, op: ops.OpDef, i: int) -> Var | None:
-        a = call.args[i] if i < len(call.args) else dict(call.kwargs).get(op.params[i]) \
-            if i < len(op.params) else None
-        return a.var if isinstance(a, VarRef) and isinstance(a.var.type, TileType) else None
-
     def edge(self, dst: Var, src: Var) -> None:
         """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src``."""
         if isinstance(dst.type, TileType) and isinstance(src.type, TileType):
             self.row("ViewEdgeRow", self.tile(dst), self.tile(src))
 
-    def effects(self, stmt: Stmt, call: Call, op: ops.OpDef) -> None:
-        """Registry facts for ``rules.checks``: the operand written back into (``reuses_arg``),
-        and the storage edge from a view's (or a write-back's) result to its source.  Opaque ops
-        state nothing (their operands keep being copied)."""
-        target = stmt.target if isinstance(stmt, AssignStmt) else None
-        if op.reuses_arg is not None:
-            v = self._tile_arg(call, op, op.reuses_arg)
-            if v is not None:
+    def edges(self, s: Stmt, *kinds: Share) -> None:
+        """The storage edges of ``s`` (``ir.effects``) of the given kinds, as facts."""
+        for e in self._edges.get(s, ()):
+            if e.kind in kinds:
+                self.edge(e.dst, e.src)
+
+    def effects(self, stmt: Stmt) -> None:
+        """Memory-effect facts for ``rules.checks``: each tile operand a registered op writes
+        back into, and the storage edge from a view's (or a write-back's) result to its source.
+        Opaque ops state nothing (their operands keep being copied)."""
+        for w in self._writes.get(stmt, ()):
+            if not w.opaque and isinstance(w.var.type, TileType):
                 self.fresh("wr")
-                self.row("WriteRow", self._n, self.tile(v))
-                self.enc.writes.append(WriteSite(self._n, stmt, v, op.name))
-                if target is not None:
-                    self.edge(target, v)
-        if op.inherits_input_memory and op.name != "tile.slice" and target is not None:
-            v = self._tile_arg(call, op, 0)
-            if v is not None:
-                self.edge(target, v)
-                if id(v) in self._raw_view:
-                    self._raw_view[id(target)] = self._raw_view[id(v)]
+                self.row("WriteRow", self._n, self.tile(w.var))
+                self.enc.writes.append(WriteSite(self._n, stmt, w.var, w.op))
+        for e in self._edges.get(stmt, ()):
+            if e.kind in (Share.WRITEBACK, Share.VIEW):
+                self.edge(e.dst, e.src)
+                if e.kind is Share.VIEW and e.src in self._raw_view:
+                    self._raw_view[e.dst] = self._raw_view[e.src]
 
     # ------------------------------------------------------------------ statements
     def body(self, stmts: list[Stmt]) -> None:
@@ -374,45 +378,26 @@ class Encoder:
         elif isinstance(s, ForStmt):
             for i, v in enumerate(s.init_values):
                 self.use(s, ("init", i), v, "ord")
-            self.carries(s, "init")
+            self.edges(s, Share.LOOP_INIT)
             sym = self.scalar_sym(s.loop_var)
             self.row("LoopRow", sym, self.idx(s.start), self.idx(s.step))
             self.body(s.body)
-            self.carries(s, "body")
+            self.edges(s, Share.LOOP_BACK, Share.LOOP_RESULT)
         elif isinstance(s, WhileStmt):
             for i, v in enumerate(s.init_values):
                 self.use(s, ("init", i), v, "ord")
-            self.carries(s, "init")
+            self.edges(s, Share.LOOP_INIT)
             self.body(s.body)
-            self.carries(s, "body")
+            self.edges(s, Share.LOOP_BACK, Share.LOOP_RESULT)
         elif isinstance(s, IfStmt):
             self.body(s.then_body)
             self.body(s.else_body)
-            for b in (s.then_body, s.else_body):
-                if b and isinstance(b[-1], YieldStmt):
-                    for rv, e in zip(s.return_vars, b[-1].values):
-                        if isinstance(e, VarRef):
-                            self.edge(rv, e.var)
+            self.edges(s, Share.IF_RESULT)
         elif isinstance(s, ScopeStmt):
             self.body(s.body)
         elif isinstance(s, YieldStmt):
             for i, v in enumerate(s.values):
                 self.use(s, ("yield", i), v, "ord")
-
-    def carries(self, s: ForStmt | WhileStmt, when: str) -> None:
-        """Storage edges of a loop: iter-arg <- initializer (before the body), iter-arg <- the
-        trailing yield's value and result <- iter-arg (after it)."""
-        for i, v in enumerate(s.iter_args):
-            if when == "init":
-                init = s.init_values[i] if i < len(s.init_values) else None
-                if isinstance(init, VarRef):
-                    self.edge(v, init.var)
-                continue
-            y = s.body[-1] if s.body and isinstance(s.body[-1], YieldStmt) else None
-            if y is not None and i < len(y.values) and isinstance(y.values[i], VarRef):
-                self.edge(v, y.values[i].var)
-            if i < len(s.return_vars):
-                self.edge(s.return_vars[i], v)
 
     def assign(self, s: AssignStmt) -> None:
         v = s.value
@@ -422,12 +407,12 @@ class Encoder:
                 self.window(s, v)
                 return
             if v.op == "tile.extract" and v.args and isinstance(v.args[0], VarRef):
-                w = self.enc.window_of.get(id(v.args[0].var))
+                w = self.enc.window_of.get(v.args[0].var)
                 if w is not None and len(v.args) >= 3:
                     i, j = self.idx(v.args[1]), self.idx(v.args[2])
                     self.fresh("e")
                     name = self._n
-                    self.row("ExtRow", name, self.enc.tile_of[id(v.args[0].var)], i, j)
+                    self.row("ExtRow", name, self.enc.tile_of[v.args[0].var], i, j)
                     site = ExtSite(name, s, w)
                     self.enc.exts.append(site)
                     self.enc.roots.append((("R", name), site))
@@ -441,23 +426,24 @@ class Encoder:
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
             # a plain alias names the same tile; it is also an escape of a window
             self.use(s, ("alias",), v, "ord")
-            self.enc.tile_of[id(s.target)] = self.tile(v.var)
-            w = self.enc.window_of.get(id(v.var))
+            self.enc.tile_of[s.target] = self.tile(v.var)
+            w = self.enc.window_of.get(v.var)
             if w is not None:
-                self.enc.window_of[id(s.target)] = w
-            if id(v.var) in self._raw:
-                self._raw[id(s.target)] = self._raw[id(v.var)]
-            if id(v.var) in self._raw_view:
-                self._raw_view[id(s.target)] = self._raw_view[id(v.var)]
+                self.enc.window_of[s.target] = w
+            if v.var in self._raw:
+                self._raw[s.target] = self._raw[v.var]
+            if v.var in self._raw_view:
+                self._raw_view[s.target] = self._raw_view[v.var]
             return
         if isinstance(t, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):
             # a scalar SSA definition or alias: unioned with what it names
-            self.enc.scalar_defs[id(s.target)] = v
+            self.enc.scalar_defs[s.target] = v
             sym = self.scalar_sym(s.target)
             self.row("SymDefRow", sym, self.idx(v))
 
 
-def encode_function(fn: Function) -> Encoding:
-    enc = Encoder()
+def encode_function(fn: Function, fx: Effects | None = None) -> Encoding:
+    """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given)."""
+    enc = Encoder(fx if fx is not None else function_effects(fn))
     enc.body(fn.body)
     return enc.enc

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 from egglog import bindings
 
+from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect,
+                          trailing_yield)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
 from ..ir.ops import OpTypeError, bind, lookup
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Span, Stmt,
-                        WhileStmt, YieldStmt)
+from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt
 from ..ir.types import ScalarType, TileType
 from ..rules import windows as rules
 from .schedule import load_tables
@@ -29,18 +30,18 @@ Rows = dict[str, list[tuple]]
 @dataclass
 class _Encoding:
     """The facts for one function (rows of the relations and ``LOAD`` tables of
-    ``rules.windows``) plus what the message needs to name things."""
+    ``rules.windows``) plus what the message needs to name things.  Statements are numbered by
+    their program point and storage sharing is read from the function's memory effects
+    (``ir.effects``); variables are spelled by ``Var.uid`` in the rows."""
 
+    fx: Effects
     rows: Rows = field(default_factory=lambda: defaultdict(list))
+    #: the variable each ``Var.uid`` in the rows spells
     vars: dict[int, Var] = field(default_factory=dict)
-    stmts: list[Stmt] = field(default_factory=list)
     op_ids: dict[str, int] = field(default_factory=dict)
     opaque: int = 0
     nodes: int = 0  # ids of WOff / WDims nodes (``WN`` / ``WD``)
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
-    #: some call writes back (registry ``reuses_arg``) into a tile operand: without one, no
-    #: ``w_dest`` can name a tile, so no rule can derive a violation (see ``violations``)
-    writes_back_into_tile: bool = False
 
     def row(self, table: str, *values: object) -> None:
         self.rows[table].append(values)
@@ -101,64 +102,64 @@ class _Encoding:
         return n
 
     def stmt(self, s: Stmt) -> int:
-        self.stmts.append(s)
-        return len(self.stmts) - 1
+        return self.fx.point(s).pos
 
     def op(self, name: str) -> int:
-        """The id of an op; its registry properties become facts the first time it is seen."""
+        """The id of an op; its memory effect (``ir.effects.op_effect``) becomes facts the first
+        time it is seen."""
         if name in self.op_ids:
             return self.op_ids[name]
         i = self.op_ids[name] = len(self.op_ids)
-        d = lookup(name)
-        if d is not None:
-            if d.inherits_input_memory and d.inplace_safe:
+        eff = op_effect(name)
+        if eff is not None:
+            if eff.view_of == 0:
                 self.row("w_op_view", i)
-            if d.reuses_arg is not None:
-                self.row("w_op_reuses", i, d.reuses_arg)
-            if not d.inherits_input_memory and d.reuses_arg is None:
+            if eff.writes is not None:
+                self.row("w_op_reuses", i, eff.writes)
+            if eff.fresh:
                 self.row("w_op_fresh", i)
         return i
 
     # ------------------------------------------------------------------ statements
 
-    def body(self, stmts: list[Stmt]) -> None:
-        for s in stmts:
-            self.one(s)
+    def statements(self) -> None:
+        """Calls, scalar definitions and loop bounds, statement by statement."""
+        for s in self.fx.stmts[1:]:
+            if isinstance(s, AssignStmt):
+                self.assign(s)
+            elif isinstance(s, EvalStmt):
+                self.call(self.stmt(s), s.call, None)
+            elif isinstance(s, ForStmt):
+                self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
+                         self.off(s.step))
 
-    def one(self, s: Stmt) -> None:
-        if isinstance(s, AssignStmt):
-            self.assign(s)
-        elif isinstance(s, EvalStmt):
-            self.call(self.stmt(s), s.call, None)
-        elif isinstance(s, ForStmt):
-            loop = self.stmt(s)
-            self.row("WBoundsRow", loop, self.off(s.start), self.off(s.stop), self.off(s.step))
-            self.carries(loop, s.iter_args, s.init_values, s.body, s.return_vars)
-        elif isinstance(s, WhileStmt):
-            self.carries(self.stmt(s), s.iter_args, s.init_values, s.body, s.return_vars)
-        elif isinstance(s, IfStmt):
-            i = self.stmt(s)
-            self.body(s.then_body)
-            self.body(s.else_body)
-            ty, ey = _trailing_yield(s.then_body), _trailing_yield(s.else_body)
-            for k, ret in enumerate(s.return_vars):
-                t, e = _var_at(ty, k), _var_at(ey, k)
-                if t is not None and e is not None:
-                    self.row("w_if", i, k, self.var(t), self.var(e), self.var(ret))
-        elif isinstance(s, ScopeStmt):
-            self.stmt(s)
-            self.body(s.body)
-        else:
-            self.stmt(s)
+    def sharing(self) -> None:
+        """Aliases, loop carries and if merges, from the storage edges of the effects."""
+        arms: dict[tuple[int, int], list[Edge]] = defaultdict(list)
+        for e in self.fx.edges:
+            if e.kind is Share.ALIAS and isinstance(e.dst.type, TileType):
+                self.row("w_alias", self.var(e.dst), self.var(e.src))
+            elif e.kind is Share.LOOP_INIT:
+                self.row("w_iter", self.stmt(e.stmt), e.index, self.var(e.dst), self.var(e.src))
+            elif e.kind is Share.LOOP_BACK:
+                self.row("w_yield", self.stmt(e.stmt), e.index, self.var(e.src))
+            elif e.kind is Share.LOOP_RESULT:
+                self.row("w_loop_ret", self.stmt(e.stmt), e.index, self.var(e.dst))
+            elif e.kind is Share.IF_RESULT:
+                arms[(self.stmt(e.stmt), e.index)].append(e)
+        for (i, k), (t, el) in ((key, es) for key, es in arms.items() if len(es) == 2):
+            self.row("w_if", i, k, self.var(t.src), self.var(el.src), self.var(t.dst))
+        for s in self.fx.stmts[1:]:
+            if isinstance(s, (ForStmt, WhileStmt)):
+                for ia in s.iter_args:
+                    self.var(ia)
 
     def assign(self, s: AssignStmt) -> None:
-        sid = self.stmt(s)
         t, v = s.target, s.value
-        if isinstance(v, VarRef) and isinstance(t.type, TileType):
-            self.row("w_alias", self.var(t), self.var(v.var))
-        elif isinstance(v, Call):
-            self.call(sid, v, t)
-        elif isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg, VarRef)):
+        if isinstance(v, Call):
+            self.call(self.stmt(s), v, t)
+        elif isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg)) or \
+                isinstance(v, VarRef) and not isinstance(t.type, TileType):
             # scalar SSA definitions and plain aliases are unioned with what they name
             self.row("WDefRow", t.uid, self.off(v))
 
@@ -184,42 +185,16 @@ class _Encoding:
             k = params.index(key) if isinstance(key, str) and key in params else key
             if isinstance(k, int) and isinstance(a, VarRef):
                 self.row("w_arg", sid, k, self.var(a.var))
-                if d is not None and k == d.reuses_arg and isinstance(a.var.type, TileType):
-                    self.writes_back_into_tile = True
-
-    def carries(self, loop: int, iter_args: list[Var], inits: list[Expr], body: list[Stmt],
-                rets: list[Var]) -> None:
-        for k, (ia, init) in enumerate(zip(iter_args, inits)):
-            self.var(ia)
-            if isinstance(init, VarRef):
-                self.row("w_iter", loop, k, ia.uid, self.var(init.var))
-        self.body(body)
-        y = _trailing_yield(body)
-        for k, ret in enumerate(rets):
-            yv = _var_at(y, k)
-            if yv is not None:
-                self.row("w_yield", loop, k, self.var(yv))
-            self.row("w_loop_ret", loop, k, self.var(ret))
 
 
-def _trailing_yield(body: list[Stmt]) -> YieldStmt | None:
-    return body[-1] if body and isinstance(body[-1], YieldStmt) else None
-
-
-def _var_at(y: YieldStmt | None, k: int) -> Var | None:
-    if y is None or k >= len(y.values):
-        return None
-    e = y.values[k]
-    return e.var if isinstance(e, VarRef) else None
-
-
-def encode(function: Function) -> _Encoding:
-    enc = _Encoding()
+def encode(function: Function, fx: Effects | None = None) -> _Encoding:
+    enc = _Encoding(fx if fx is not None else function_effects(function))
     for p in function.params:
         enc.var(p.var)
         if isinstance(p.var.type, TileType):
             enc.row("w_param", p.var.uid)
-    enc.body(function.body)
+    enc.statements()
+    enc.sharing()
     return enc
 
 
@@ -230,7 +205,7 @@ def encode(function: Function) -> _Encoding:
 class Violation:
     """One rejected accumulator destination, in the words the message needs."""
 
-    stmt: int  # program-order index of the writes-back statement
+    stmt: int  # program point (ir.effects) of the writes-back statement
     operand: int  # uid of the operand that names the window
     parent: int  # uid of the Acc parent
     rows: int
@@ -259,14 +234,17 @@ def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     return eg, out
 
 
-def violations(function: Function) -> tuple[_Encoding, list[Violation]]:
-    """Every violation the rules prove for ``function``, in program order."""
-    enc = encode(function)
-    if not enc.writes_back_into_tile:
+def violations(function: Function, fx: Effects | None = None) -> tuple[_Encoding | None,
+                                                                       list[Violation]]:
+    """Every violation the rules prove for ``function``, in program order (no encoding when
+    there is nothing to check)."""
+    fx = fx if fx is not None else function_effects(function)
+    if not fx.writes_into_tile():
         # Every violation rule needs ``w_dest s v`` with an extent for ``v`` (w-probe-dest,
         # w-violation), or a ``w_carry_dest`` built from one (the back edge); ``w_dest`` comes
         # only from a registry ``reuses_arg`` operand.  No such tile operand: nothing to derive.
-        return enc, []
+        return None, []
+    enc = encode(function, fx)
     try:
         _, rows = run_rules(enc.rows)
     except BaseException as e:  # a Rust panic is a BaseException (pyo3 PanicException)
@@ -284,13 +262,13 @@ def violations(function: Function) -> tuple[_Encoding, list[Violation]]:
     return enc, found
 
 
-def check_acc_windows(function: Function) -> None:
+def check_acc_windows(function: Function, fx: Effects | None = None) -> None:
     """Raise ``ValueError`` when an accumulator operand names an Acc window the MAD writes wrong.
 
     Silent on anything unprovable (symbolic extents, dynamic column offsets, opaque values).
     """
-    enc, found = violations(function)
-    if found:
+    enc, found = violations(function, fx)
+    if found and enc is not None:
         raise ValueError(format_violation(function, enc, found[0]))
 
 
@@ -302,8 +280,8 @@ def _where(span: Span) -> str:
 
 
 def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
-    s = enc.stmts[v.stmt]
-    call = s.call if isinstance(s, EvalStmt) else s.value if isinstance(s, AssignStmt) else None
+    s = enc.fx.stmt_at(v.stmt)
+    call = call_of(s)
     op = call.op if isinstance(call, Call) else "accumulating op"
     parent = enc.vars[v.parent]
     ptype = parent.type
@@ -314,8 +292,8 @@ def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
     pc_text = "?" if pc is None else str(pc)
     operand = enc.vars[v.operand].name
     if v.loop is not None:
-        loop = enc.stmts[v.loop]
-        y = _trailing_yield(loop.body) if isinstance(loop, (ForStmt, WhileStmt)) else None
+        loop = enc.fx.stmt_at(v.loop)
+        y = trailing_yield(loop.body) if isinstance(loop, (ForStmt, WhileStmt)) else None
         yline = f" (yielded at line {y.span.line})" if y is not None else ""
         subject = (f"the loop carry it accumulates into (loop at line {loop.span.line}) is, on "
                    f"every iteration after the first, `{operand}`{yline}: a")

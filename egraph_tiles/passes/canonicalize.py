@@ -18,6 +18,7 @@ from ..egraph.encode import Encoding, ExtSite, UseSite, Window, encode_function,
 from ..egraph.extract import Extractor, GreedyExtractor, flatten_roots
 from ..egraph.report import FunctionReport, Report, SliceDecision, alignment_reason, extract_bytes
 from ..egraph.windows import check_acc_windows
+from ..ir.effects import function_effects
 from ..ir.exprs import Call, ListExpr, VarRef, const_int
 from ..ir.stmts import AssignStmt, EvalStmt, Function, Program, Stmt
 from ..ir.types import TileType
@@ -47,8 +48,9 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
         if report is not None:
             report.functions.append(FunctionReport(fn.name, skipped="not an InCore function"))
         return fn
-    check_acc_windows(fn)
-    enc = encode_function(fn) if has_slice(fn) else None
+    fx = function_effects(fn)
+    check_acc_windows(fn, fx)
+    enc = encode_function(fn, fx) if has_slice(fn) else None
     canonical = enc is not None and bool(enc.windows)
     if not canonical and (enc is None or not (enc.raw_colx or enc.raw_vec)):
         if report is not None:
@@ -82,7 +84,7 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
         raise ValueError(f"the e-graph failed on function {fn.name!r}: {type(e).__name__}: {e}") from e
     results = flatten_roots(term)
     assert len(results) == len(enc.roots), (len(results), len(enc.roots))
-    decoder = Decoder(fn, enc, results)
+    decoder = Decoder(fn, enc, results, fx)
     decoded = decoder.run()
     gates = _copy_view_gates(enc, decoder, eg)
     if gates:
@@ -98,10 +100,10 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
         stats.saturated = stats.saturated and stats2.saturated
         stats.limit_hit = stats.limit_hit or stats2.limit_hit
         results2 = flatten_roots(term)
-        decoder2 = Decoder(fn, enc, results2)
+        decoder2 = Decoder(fn, enc, results2, fx)
         decoded2 = decoder2.run()
         # every use reading a parent's copy must be one the gates allowed (else keep round 1)
-        if all(gates.get(id(site)) is not None and gates[id(site)][0] == kp
+        if all(gates.get(site) is not None and gates[site][0] == kp
                for site, kp in decoder2.buf_sites):
             decoded = decoded2
     new_fn = Function(fn.name, fn.params, fn.return_types, decoded.body, fn.func_type,
@@ -116,14 +118,14 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
     return new_fn
 
 
-def _copy_view_gates(enc: Encoding, dec: Decoder, eg) -> dict[int, tuple[int, int, str]]:
+def _copy_view_gates(enc: Encoding, dec: Decoder, eg) -> dict[UseSite, tuple[int, int, str]]:
     """Gate rows ``(parent window, child tile, ctx)`` by use site (``id``): uses of a slice ``c`` of
     a Vec slice ``p`` that got a copy at its definition in round 1, with nothing writing the
     source between ``p``'s definition and the use (nor the use itself writing it).  Uses share an
     e-class per (tile class, ctx), so a class is gated only when every use in it qualifies with
     the same parent; a parent whose own uses are gated is skipped (its copy must stay as in
     round 1).  A child identical to its parent is excluded by the rule itself."""
-    cand: dict[int, int] = {}
+    cand: dict[UseSite, int] = {}
     for site in enc.uses:
         w = site.window
         p = w.parent
@@ -132,27 +134,26 @@ def _copy_view_gates(enc: Encoding, dec: Decoder, eg) -> dict[int, tuple[int, in
         base = dec._root_base(p)
         if dec.hazard(p, site.stmt, base):
             continue
-        q = dec.pos[id(site.stmt)].pos
-        g = dec._find(id(base))
-        if any(wp == q and dec._find(id(v)) == g for wp, v in dec.writers):
+        q = dec.fx.point(site.stmt).pos
+        if dec.fx.written_in(base, q - 1, q):
             continue  # the consumer writes the source's storage: it must write the source
         if not _plain_read(site) or schedule.has_fact(eg, "WrittenUse", site.key):
             continue  # a use written through (rules.checks) must stay on the source
-        cand[id(site)] = p.key
+        cand[site] = p.key
     if not cand:
         return {}
     classes: dict[object, list[UseSite]] = {}
     for site in enc.uses:
         classes.setdefault(schedule.class_of(eg, "NR", site.key), []).append(site)
-    gates: dict[int, tuple[int, int, str]] = {}
+    gates: dict[UseSite, tuple[int, int, str]] = {}
     for sites in classes.values():
-        parents = {cand.get(id(x)) for x in sites}
+        parents = {cand.get(x) for x in sites}
         if len(parents) != 1 or None in parents:
             continue
         kp = parents.pop()
         for x in sites:
-            gates[id(x)] = (kp, enc.tile_of[id(x.var)], x.ctx)
-    gated_windows = {x.window.key for x in enc.uses if id(x) in gates}
+            gates[x] = (kp, enc.tile_of[x.var], x.ctx)
+    gated_windows = {x.window.key for x in enc.uses if x in gates}
     return {k: g for k, g in gates.items() if g[0] not in gated_windows}
 
 
@@ -384,13 +385,13 @@ def _mult(eg, e, enc: Encoding) -> int | None:
     if k is not None:
         return pow2_part(k)
     span = eb.RustSpan("", 0, 0)
-    keys = {id(v.var): key for key, v in enc.syms.items() if isinstance(v, VarRef)}
+    keys = {v.var: key for key, v in enc.syms.items() if isinstance(v, VarRef)}
 
     def term(x):
         if isinstance(x, Const) and const_int(x) is not None:
             return eb.Call(span, "Lit", [eb.Lit(span, eb.Int(const_int(x)))])
-        if isinstance(x, VarRef) and id(x.var) in keys:
-            return eb.Call(span, "Sym", [eb.Lit(span, eb.String(keys[id(x.var)]))])
+        if isinstance(x, VarRef) and x.var in keys:
+            return eb.Call(span, "Sym", [eb.Lit(span, eb.String(keys[x.var]))])
         if isinstance(x, BinOp) and x.op in ("+", "-", "*"):
             a, b = term(x.lhs), term(x.rhs)
             if a is None or b is None:

@@ -1,0 +1,326 @@
+"""Memory effects of one function, computed once and read by every stage.
+
+* **Program points**: every statement gets its pre-order number (a compound statement before its
+  body), the last point inside it, its block path (for scoping) and its enclosing loops.
+* **Storage sharing**: which values live in another value's storage, as :class:`Edge` s — a
+  plain alias, a slice (a window of its source), a view (registry ``inherits_input_memory``), the
+  result of a write-back op (``reuses_arg``), a loop carry (iter-arg <- initializer, iter-arg <-
+  the trailing yield, result <- iter-arg) and an ``if`` result (<- each arm's yield).  Their
+  union gives the storage classes.
+* **Writes**: every operand written (registry ``reuses_arg``, positional or keyword) and every
+  tile operand of an opaque call (it may write any of them), at its program point.
+
+An op's effect is read from the registry once, in :func:`op_effect`.  Everything is keyed by
+the ``Var`` / ``Stmt`` objects themselves (identity), never by ``id()`` or a counter.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from enum import Enum
+
+from . import ops
+from .exprs import Call, Expr, Var, VarRef, const_int
+from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt, WhileStmt,
+                    YieldStmt, child_bodies)
+from .types import TileType
+
+
+@dataclass(frozen=True)
+class OpEffect:
+    """What a registered op does to memory: its result is a view of operand ``view_of``, or it
+    writes its result back into operand ``writes``, or its result is a fresh buffer."""
+
+    view_of: int | None = None
+    writes: int | None = None
+
+    @property
+    def fresh(self) -> bool:
+        return self.view_of is None and self.writes is None
+
+
+def op_effect(name: str) -> OpEffect | None:
+    """The memory effect of op ``name`` from the registry; None for an opaque (unregistered) op,
+    which may read and write every operand."""
+    op = ops.lookup(name)
+    if op is None:
+        return None
+    view = 0 if op.inherits_input_memory and op.inplace_safe else None
+    return OpEffect(view, op.reuses_arg)
+
+
+def call_operands(call: Call) -> list[tuple[int | str, Expr]]:
+    """``(operand index, argument)`` for every argument; a keyword argument of a registered op
+    is numbered by its parameter position, any other keyword keeps its name."""
+    op = ops.lookup(call.op)
+    params = op.params if op is not None else ()
+    out: list[tuple[int | str, Expr]] = list(enumerate(call.args))
+    out += [(params.index(k) if k in params else k, v) for k, v in call.kwargs]
+    return out
+
+
+def operand(call: Call, index: int) -> Var | None:
+    """The variable passed as operand ``index`` (positionally or by keyword), if any."""
+    for k, a in call_operands(call):
+        if k == index and isinstance(a, VarRef):
+            return a.var
+    return None
+
+
+def call_of(s: Stmt) -> Call | None:
+    """The call a statement evaluates at top level (an assigned call or a bare call)."""
+    if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+        return s.value
+    if isinstance(s, EvalStmt):
+        return s.call
+    return None
+
+
+def trailing_yield(body: list[Stmt]) -> YieldStmt | None:
+    return body[-1] if body and isinstance(body[-1], YieldStmt) else None
+
+
+def yielded_var(body: list[Stmt], k: int) -> Var | None:
+    """The variable the trailing yield of ``body`` passes as value ``k``, if any."""
+    y = trailing_yield(body)
+    if y is None or k >= len(y.values) or not isinstance(y.values[k], VarRef):
+        return None
+    return y.values[k].var
+
+
+class Share(Enum):
+    """Why ``Edge.dst`` lives in ``Edge.src``'s storage."""
+
+    ALIAS = "alias"  # dst = src
+    SLICE = "slice"  # dst = tile.slice(src, ...): a window of src
+    VIEW = "view"  # an op whose result is a view of operand ``index`` (reshape, ...)
+    WRITEBACK = "writeback"  # an op that writes its result back into operand ``index``
+    LOOP_INIT = "loop_init"  # iter-arg ``index`` <- its initializer
+    LOOP_BACK = "loop_back"  # iter-arg ``index`` <- the trailing yield's value ``index``
+    LOOP_RESULT = "loop_result"  # result ``index`` <- iter-arg ``index``
+    IF_RESULT = "if_result"  # result ``index`` <- an arm's yield value ``index``
+
+
+@dataclass(frozen=True, eq=False)
+class Edge:
+    kind: Share
+    dst: Var
+    src: Var
+    stmt: Stmt
+    index: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Write:
+    """Operand ``index`` of ``stmt``'s call (``op``) may be written: ``var``'s storage."""
+
+    stmt: Stmt
+    point: int
+    var: Var
+    op: str
+    index: int | str
+    opaque: bool  # an unregistered op (assumed to write) rather than a registry ``reuses_arg``
+
+
+@dataclass(frozen=True)
+class Point:
+    """A statement's place: pre-order number, last number inside it, block path, enclosing
+    loops (their numbers, outermost first)."""
+
+    pos: int
+    end: int
+    path: tuple[int, ...]
+    loops: tuple[int, ...]
+
+
+@dataclass(eq=False)
+class Effects:
+    """The memory effects of one function (see the module docstring)."""
+
+    points: dict[Stmt, Point] = field(default_factory=dict)
+    #: statement at each program point (index 0 unused)
+    stmts: list[Stmt | None] = field(default_factory=lambda: [None])
+    #: where each variable is defined: (program point, block path it is visible in)
+    defs: dict[Var, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
+    _parent: dict[Var, Var] = field(default_factory=dict)
+    _write_points: dict[Var, list[int]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ program points
+    def point(self, s: Stmt) -> Point:
+        return self.points[s]
+
+    def stmt_at(self, pos: int) -> Stmt:
+        s = self.stmts[pos]
+        assert s is not None
+        return s
+
+    def loop_end(self, loop_pos: int) -> int:
+        return self.points[self.stmt_at(loop_pos)].end
+
+    def visible(self, v: Var, pos: int, path: tuple[int, ...]) -> bool:
+        """Whether ``v`` may be read at point ``pos`` in block ``path`` (parameters always)."""
+        d = self.defs.get(v)
+        if d is None:
+            return True
+        return d[0] < pos and path[:len(d[1])] == d[1]
+
+    def enclosing_loops(self, s: Stmt) -> list[ForStmt | WhileStmt]:
+        """The loops around ``s``, outermost first."""
+        return [self.stmt_at(p) for p in self.points[s].loops]  # type: ignore[misc]
+
+    @staticmethod
+    def trip_count(loop: Stmt) -> int | None:
+        """Iterations of a ``for`` loop with constant bounds and a positive step; else None."""
+        if not isinstance(loop, ForStmt):
+            return None
+        a, b, c = const_int(loop.start), const_int(loop.stop), const_int(loop.step)
+        if a is None or b is None or c is None or c <= 0:
+            return None
+        return max(0, -(-(b - a) // c))
+
+    # ------------------------------------------------------------------ storage
+    def storage(self, v: Var) -> Var:
+        """The representative of ``v``'s storage class."""
+        p = self._parent
+        root = v
+        while p.get(root, root) is not root:
+            root = p[root]
+        while v is not root:  # path compression
+            nxt = p.get(v, v)
+            p[v] = root
+            v = nxt
+        return root
+
+    def same_storage(self, a: Var, b: Var) -> bool:
+        return self.storage(a) is self.storage(b)
+
+    def written_in(self, v: Var, lo: int, hi: int) -> bool:
+        """Whether something may write ``v``'s storage at a point in ``(lo, hi]``."""
+        pts = self._write_points.get(self.storage(v), ())
+        i = bisect.bisect_right(pts, lo)
+        return i < len(pts) and pts[i] <= hi
+
+    def written_before_use(self, v: Var, after: int, after_loops: tuple[int, ...], use: Stmt,
+                           including_use: bool = False) -> bool:
+        """Whether ``v``'s storage may be written after point ``after`` (inside loops
+        ``after_loops``) and before ``use`` reads it: up to ``use`` (or through it), and, when
+        ``use`` sits in loops that do not enclose ``after``, through the end of the outermost
+        such loop (a later iteration's write precedes the next read)."""
+        q = self.points[use]
+        end = q.pos if including_use else q.pos - 1
+        outer = [lp for lp in q.loops if lp not in after_loops]
+        if outer:
+            end = max(end, self.loop_end(min(outer)))
+        return self.written_in(v, after, end)
+
+    def written_in_loop(self, v: Var, loop: Stmt) -> bool:
+        """Whether anything in ``loop``'s body may write ``v``'s storage."""
+        p = self.points[loop]
+        return self.written_in(v, p.pos, p.end)
+
+    def writes_into_tile(self) -> bool:
+        """Whether a registered op writes back into a tile operand."""
+        return any(not w.opaque and isinstance(w.var.type, TileType) for w in self.writes)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.fx = Effects()
+        self._blocks = 0
+
+    def body(self, stmts: list[Stmt], path: tuple[int, ...], loops: tuple[int, ...]) -> None:
+        for s in stmts:
+            self.stmt(s, path, loops)
+
+    def stmt(self, s: Stmt, path: tuple[int, ...], loops: tuple[int, ...]) -> None:
+        fx = self.fx
+        fx.stmts.append(s)
+        p = len(fx.stmts) - 1
+        inner = loops + ((p,) if isinstance(s, (ForStmt, WhileStmt)) else ())
+        paths = []
+        if isinstance(s, AssignStmt):
+            fx.defs[s.target] = (p, path)
+        call = call_of(s)
+        if call is not None:
+            self.call(s, p, call)
+        elif isinstance(s, AssignStmt) and isinstance(s.value, VarRef):
+            self.edge(Share.ALIAS, s.target, s.value.var, s)
+        if isinstance(s, (ForStmt, WhileStmt)):
+            for i, (ia, init) in enumerate(zip(s.iter_args, s.init_values)):
+                if isinstance(init, VarRef):
+                    self.edge(Share.LOOP_INIT, ia, init.var, s, i)
+        for b in child_bodies(s):
+            self._blocks += 1
+            paths.append(path + (self._blocks,))
+            self.body(b, paths[-1], inner)
+        end = len(fx.stmts) - 1
+        fx.points[s] = Point(p, end, path, loops)
+        if isinstance(s, ForStmt):
+            fx.defs[s.loop_var] = (p, paths[0])
+        if isinstance(s, (ForStmt, WhileStmt)):
+            for i, ia in enumerate(s.iter_args):
+                fx.defs[ia] = (p, paths[0])
+                y = yielded_var(s.body, i)
+                if y is not None:
+                    self.edge(Share.LOOP_BACK, ia, y, s, i)
+                if i < len(s.return_vars):
+                    self.edge(Share.LOOP_RESULT, s.return_vars[i], ia, s, i)
+        if isinstance(s, IfStmt):
+            for b in (s.then_body, s.else_body):
+                for i, rv in enumerate(s.return_vars):
+                    y = yielded_var(b, i)
+                    if y is not None:
+                        self.edge(Share.IF_RESULT, rv, y, s, i)
+        if isinstance(s, ScopeStmt):
+            fx.defs[s.var] = (p, paths[0])
+        if isinstance(s, (ForStmt, WhileStmt, IfStmt)):
+            for v in s.return_vars:
+                fx.defs[v] = (end, path)
+
+    def call(self, s: Stmt, p: int, call: Call) -> None:
+        target = s.target if isinstance(s, AssignStmt) else None
+        eff = op_effect(call.op)
+        if eff is None:
+            for k, a in call_operands(call):
+                if isinstance(a, VarRef) and isinstance(a.var.type, TileType):
+                    self.write(s, p, a.var, call.op, k, True)
+            return
+        if eff.writes is not None:
+            v = operand(call, eff.writes)
+            if v is not None:
+                self.write(s, p, v, call.op, eff.writes, False)
+                if target is not None:
+                    self.edge(Share.WRITEBACK, target, v, s, eff.writes)
+        if eff.view_of is not None and target is not None:
+            v = operand(call, eff.view_of)
+            if v is not None:
+                kind = Share.SLICE if call.op == "tile.slice" else Share.VIEW
+                self.edge(kind, target, v, s, eff.view_of)
+
+    def edge(self, kind: Share, dst: Var, src: Var, s: Stmt, index: int = 0) -> None:
+        self.fx.edges.append(Edge(kind, dst, src, s, index))
+
+    def write(self, s: Stmt, p: int, v: Var, op: str, index: int | str, opaque: bool) -> None:
+        self.fx.writes.append(Write(s, p, v, op, index, opaque))
+
+    def finish(self) -> Effects:
+        fx = self.fx
+        for e in fx.edges:
+            a, b = fx.storage(e.dst), fx.storage(e.src)
+            if a is not b:
+                fx._parent[a] = b
+        for w in fx.writes:
+            fx._write_points.setdefault(fx.storage(w.var), []).append(w.point)
+        for pts in fx._write_points.values():
+            pts.sort()
+        return fx
+
+
+def function_effects(fn: Function) -> Effects:
+    """The memory effects of ``fn`` (one walk over its body)."""
+    b = _Builder()
+    b.body(fn.body, (0,), ())
+    return b.finish()
