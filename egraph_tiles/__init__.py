@@ -5,6 +5,7 @@ structurally, verify them, and optimize them (today: the CanonicalizeTileSlice p
 """
 
 from . import passes
+from .batch import FileResult, optimize_files
 from .dsl import DslError, parse_program, print_program
 from .ir.equality import assert_structural_equal, structural_equal
 from .ir.stmts import Program
@@ -19,7 +20,7 @@ def optimize(program: Program, *, options: Options | None = None,
 
 
 __all__ = [
-    "DslError", "Options", "Program", "Report", "assert_structural_equal",
-    "canonicalize_tile_slice", "optimize", "parse_program", "passes", "print_program",
-    "structural_equal", "verify_program",
+    "DslError", "FileResult", "Options", "Program", "Report", "assert_structural_equal",
+    "canonicalize_tile_slice", "optimize", "optimize_files", "parse_program", "passes",
+    "print_program", "structural_equal", "verify_program",
 ]

@@ -92,9 +92,7 @@ def test_optimize_of_bad_input_exits_1_with_file_line_col(tmp_path, capsys):
     assert f"{f}:9:" in capsys.readouterr().err
 
 
-def test_optimize_rejecting_an_acc_window_exits_1_naming_the_statement(tmp_path, capsys):
-    f = tmp_path / "acc.py"
-    f.write_text("""import pypto.language as pl
+ACC_ROW_WINDOW = """import pypto.language as pl
 
 @pl.program
 class K:
@@ -107,7 +105,12 @@ class K:
         big = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
         win = pl.tile.slice(big, [16, 32], [0, 0])
         r = pl.tile.matmul_acc(win, a_l, b_r)
-""")
+"""
+
+
+def test_optimize_rejecting_an_acc_window_exits_1_naming_the_statement(tmp_path, capsys):
+    f = tmp_path / "acc.py"
+    f.write_text(ACC_ROW_WINDOW)
     assert main(["optimize", str(f)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error:") and "Traceback" not in err and "line 13" in err
