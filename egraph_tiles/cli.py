@@ -132,7 +132,7 @@ def summary_table(t: dict) -> str:
     console = Console(stderr=True)
     with console.capture() as cap:
         console.print(table)
-    return cap.get()
+    return "\n".join(line.rstrip() for line in cap.get().splitlines()).strip("\n") + "\n"
 
 
 def batch_json(results: list[FileResult], seconds: float) -> str:
