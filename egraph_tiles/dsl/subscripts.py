@@ -44,12 +44,12 @@ from typing import TYPE_CHECKING, Any
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
 from ..ir.types import ScalarType, TileType
 from .errors import DslError
-from .parser import _dotted
+from .read_common import dotted as _dotted
 
 if TYPE_CHECKING:
     from egraph_tiles.nki.normal_form import NormalForm
 
-    from .parser import _ExprReader
+    from .read_exprs import ExprReader as _ExprReader
 
 __all__ = ["lower_subscript"]
 
