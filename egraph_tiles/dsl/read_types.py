@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from ..ir.exprs import (static_type, BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol,
                         VarRef, const_int)
@@ -185,31 +186,37 @@ class ValueTyping:
             return ann
         if type(ann) is not type(inferred):
             raise bad(f"annotated {type(ann).__name__}, value is {type(inferred).__name__}")
-        if isinstance(ann, TileType) and isinstance(inferred, TileType):
+        if isinstance(ann, (TileType, TensorType)) and isinstance(inferred, (TileType, TensorType)):
             if ann.dtype != inferred.dtype:
                 raise bad(f"annotated dtype {ann.dtype.name}, value has {inferred.dtype.name}")
-            if len(ann.shape) != len(inferred.shape) or any(
-                    const_int(a) is not None and const_int(b) is not None and const_int(a) != const_int(b)
-                    for a, b in zip(ann.shape, inferred.shape)):
+            if not _shapes_agree(ann.shape, inferred.shape):
                 raise bad(f"annotated shape {_dims(ann.shape)}, value has shape {_dims(inferred.shape)}")
+        if isinstance(ann, TileType) and isinstance(inferred, TileType):
             if ann.memory is not None and inferred.memory is not None and ann.memory != inferred.memory:
                 raise bad(f"annotated memory {ann.memory.value}, value is in {inferred.memory.value}")
             if ann.memory is None and inferred.memory is not None:
-                ann = TileType(ann.shape, ann.dtype, inferred.memory, ann.valid_shape, ann.memref, ann.view)
-            if ann.valid_shape is None and inferred.valid_shape is not None:
-                ann = TileType(ann.shape, ann.dtype, ann.memory, inferred.valid_shape, ann.memref, ann.view)
-            return ann
-        if isinstance(ann, TensorType) and isinstance(inferred, TensorType):
-            if ann.dtype != inferred.dtype:
-                raise bad(f"annotated dtype {ann.dtype.name}, value has {inferred.dtype.name}")
-            if len(ann.shape) != len(inferred.shape) or any(
-                    const_int(a) is not None and const_int(b) is not None and const_int(a) != const_int(b)
-                    for a, b in zip(ann.shape, inferred.shape)):
-                raise bad(f"annotated shape {_dims(ann.shape)}, value has shape {_dims(inferred.shape)}")
-            return ann
+                ann = replace(ann, memory=inferred.memory)
+            if ann.valid_shape is None and inferred.valid_shape is not None \
+                    and len(inferred.valid_shape) == len(ann.shape):
+                ann = replace(ann, valid_shape=inferred.valid_shape)
         return ann
 
-    # -- statements
+def _shapes_agree(ann: tuple[Expr, ...], inferred: tuple[Expr, ...]) -> bool:
+    """Constant dims agree; an N-D value may be annotated flattened to 2-D (leading dims
+    merged into rows, as PyPTO's FlattenTileNdTo2D prints it)."""
+    if len(ann) == 2 and len(inferred) > 2:
+        lead = [const_int(d) for d in inferred[:-1]]
+        rows = const_int(ann[0])
+        if rows is not None and all(d is not None for d in lead):
+            prod = 1
+            for d in lead:
+                prod *= d  # type: ignore[operator]
+            if prod != rows:
+                return False
+        return _shapes_agree(ann[1:], inferred[-1:])
+    return len(ann) == len(inferred) and not any(
+        const_int(a) is not None and const_int(b) is not None and const_int(a) != const_int(b)
+        for a, b in zip(ann, inferred))
 
 
 def _dims(shape: tuple[Expr, ...]) -> str:
