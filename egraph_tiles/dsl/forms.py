@@ -16,10 +16,42 @@ MAX_DEPTH = 100
 
 BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
 CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-LOOPS = {"range": LoopKind.RANGE, "pipeline": LoopKind.PIPELINE, "parallel": LoopKind.PARALLEL}
+#: Python operators PyPTO prints between scalars, beyond the five above (kept, not folded)
+MORE_BINOPS = {ast.Div: "/", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+               ast.LShift: "<<", ast.RShift: ">>"}
+BOOLOPS = {ast.And: "and", ast.Or: "or"}
+LOOPS = {"range": LoopKind.RANGE, "pipeline": LoopKind.PIPELINE, "parallel": LoopKind.PARALLEL,
+         "unroll": LoopKind.UNROLL}
 #: ``pl.`` calls that are statements, never values
-STATEMENT_CALLS = {"yield_", "cond", "range", "pipeline", "parallel", "while_", "split_aiv"}
+STATEMENT_CALLS = {"yield_", "cond", "while_", "split_aiv", *LOOPS}
 #: ``pl.`` calls allowed only inside type annotations
-TYPE_CALLS = {"TileView", "MemRef"}
+TYPE_CALLS = {"TileView", "TensorView", "MemRef"}
+
+#: type heads: ``head[...]`` → what it builds (after ``[dims], dtype`` a tile takes a memory
+#: space, a MemRef and a TileView; a tensor a TensorView and a MemRef — in any order)
+TYPE_CONSTRUCTORS = {
+    "pl.Tile": "tile",
+    "pl.Tensor": "tensor",
+    "pld.DistributedTensor": "tensor",
+    "pl.DistributedTensor": "tensor",
+    "pl.Scalar": "scalar",
+    "pl.Tuple": "tuple",
+    "tuple": "tuple",
+    "pl.Out": "out",
+    "pl.InOut": "inout",
+}
+#: types PyPTO prints that we keep by their spelling without interpreting them
+OPAQUE_TYPES = {"pl.Ptr", "pl.MemRefType", "pl.UnknownType", "pl.Array", "pld.WindowBufferType",
+                "pld.CommCtxType", "pl.PrefetchAsyncContext", "pl.AsyncEvent", "pl.AsyncSession"}
+
+#: scalar expressions PyPTO prints as ``pl.<name>(...)`` calls → how their dtype is found:
+#: "first" (the first argument's), or "dtype" (the ``pl.<DTYPE>`` second argument)
+SCALAR_FUNCTIONS = {"min": "first", "max": "first", "cast": "dtype", "const": "dtype"}
+#: enum namespaces spelled in lower case (``pl.adir.input``); capitalized ones are all enums
+LOWERCASE_ENUMS = {"adir"}
+#: registered-op parameters that hold integer (INDEX) scalars, and the least constant value
+#: each accepts: None for offsets and indices (any integer), 1 for extents, 0 for valid extents
+INDEX_OPERANDS = {"offsets": None, "offset": None, "row": None, "col": None,
+                  "shape": 1, "valid_shape": 0}
 PL_ROOTS = ("pl", "pld")
 RESERVED = {"pl", "pld", "self"}

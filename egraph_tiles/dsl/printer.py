@@ -10,25 +10,31 @@ from __future__ import annotations
 
 import keyword
 
-from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var,
-                        VarRef, const_int)
+from dataclasses import fields, is_dataclass
+
+from ..ir.exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
+                        Symbol, Var, VarRef, as_expr, const_int)
 from ..ir.ops import REGISTRY
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Param, Program,
-                        ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies,
-                        defined_vars)
-from ..ir.types import (MemRef, ScalarType, TensorType, TileType, TupleType, Type, UnknownType)
+from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
+                        Param, Program, ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt,
+                        child_bodies, defined_vars, stmt_exprs, walk)
+from ..ir.types import (MemRef, OpaqueType, ScalarType, TensorType, TileType, TupleType, Type,
+                        UnknownType)
+from .forms import TYPE_CALLS
 
 _IND = "    "
 _RESERVED = {"pl", "pld", "self", "tuple"}
-_PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
+#: binding strength of binary operators (Python's order; comparisons bind at 1, unary minus at 3)
+_PREC = {"or": 0.1, "and": 0.2, "|": 0.4, "^": 0.5, "&": 0.6, "<<": 0.8, ">>": 0.8,
+         "+": 1, "-": 1, "*": 2, "//": 2, "%": 2, "/": 2, "**": 4}
 
 
 class Names:
     """Unique printable names for the variables of one function."""
 
-    def __init__(self) -> None:
+    def __init__(self, reserved: set[str] | None = None) -> None:
         self._by_id: dict[int, str] = {}
-        self._taken: set[str] = set()
+        self._taken: set[str] = set(reserved or ())
 
     def __call__(self, v: Var) -> str:
         n = self._by_id.get(id(v))
@@ -49,8 +55,8 @@ class Names:
         return name
 
     @classmethod
-    def for_function(cls, f: Function) -> "Names":
-        names = cls()
+    def for_function(cls, f: Function, reserved: set[str] | None = None) -> "Names":
+        names = cls(reserved)
         for p in f.params:
             names(p.var)
 
@@ -90,7 +96,8 @@ def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
         return repr(e.value)
     if isinstance(e, BinOp):
         p = _PREC[e.op]
-        s = f"{format_expr(e.lhs, nm, p)} {e.op} {format_expr(e.rhs, nm, p + 1)}"
+        left = p + 1 if e.op == "**" else p  # ** groups to the right, the others to the left
+        s = f"{format_expr(e.lhs, nm, left)} {e.op} {format_expr(e.rhs, nm, p + 1)}"
         return f"({s})" if p < prec else s
     if isinstance(e, Neg):
         s = f"-{format_expr(e.operand, nm, 3)}"
@@ -106,11 +113,17 @@ def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
         return "pl." + ".".join(e.path)
     if isinstance(e, Call):
         return format_call(e, nm)
+    if isinstance(e, DictExpr):
+        return "{" + ", ".join(f"{format_expr(k, nm)}: {format_expr(v, nm)}" for k, v in e.items) + "}"
+    if isinstance(e, DynDim):
+        return e.name
     raise TypeError(f"cannot print expression {e!r}")
 
 
 def _op_name(op: str) -> str:
-    if op in REGISTRY or op in ("TileView", "MemRef"):
+    """Registered ops and type elements are stored without ``pl.``; every other call keeps
+    its full spelling (``pl.tile.assemble``, ``pld.tile.remote_store``, ``self.fn``)."""
+    if op in REGISTRY or op in TYPE_CALLS:
         return f"pl.{op}"
     return op
 
@@ -146,7 +159,14 @@ def format_type(t: Type | None, names: Names | None = None) -> str | None:
         return f"pl.Tile[{', '.join(items)}]"
     if isinstance(t, TensorType):
         head = "pld.DistributedTensor" if t.distributed else "pl.Tensor"
-        return f"{head}[{_dims(t.shape, nm)}, {t.dtype!r}]"
+        items = [_dims(t.shape, nm), repr(t.dtype)]
+        if t.view is not None:
+            items.append(format_expr(t.view, nm))
+        if t.memref is not None:
+            items.append(_memref(t.memref, nm))
+        return f"{head}[{', '.join(items)}]"
+    if isinstance(t, OpaqueType):
+        return t.spelling
     if isinstance(t, ScalarType):
         return f"pl.Scalar[{t.dtype!r}]"
     if isinstance(t, TupleType):
@@ -159,6 +179,11 @@ def format_type(t: Type | None, names: Names | None = None) -> str | None:
 
 def _memref(m: MemRef, nm: Names) -> str:
     off = m.byte_offset
+    if m.base is not None and m.size is not None:
+        parts = [format_expr(m.base, nm), format_expr(as_expr(off), nm), format_expr(as_expr(m.size), nm)]
+        return f"pl.MemRef({', '.join(parts)})"
+    if m.base is not None:
+        return f"pl.MemRef({format_expr(m.base, nm)})"
     if isinstance(off, int):
         return f"pl.MemRef({off})"
     if isinstance(off, StrConst) and off.value.isidentifier():
@@ -239,6 +264,10 @@ def _stmt(s: Stmt, nm: Names, depth: int, out: list[str], yield_targets: list[Va
         parts += [f"{k}={format_expr(v, nm)}" for k, v in s.kwargs]
         out.append(f"{ind}for {nm(s.var)} in pl.{s.kind}({', '.join(parts)}):")
         _body(s.body, nm, depth + 1, out, [])
+    elif isinstance(s, BreakStmt):
+        out.append(f"{ind}break")
+    elif isinstance(s, ContinueStmt):
+        out.append(f"{ind}continue")
     elif isinstance(s, ReturnStmt):
         vals = ", ".join(format_expr(v, nm) for v in s.values)
         out.append(f"{ind}return {vals}" if vals else f"{ind}return")
@@ -257,12 +286,12 @@ def _body(body: list[Stmt], nm: Names, depth: int, out: list[str], yield_targets
 def _param(p: Param, nm: Names) -> str:
     t = format_type(p.var.type, nm) or "pl.Scalar[pl.INDEX]"
     if p.is_out:
-        t = f"pl.Out[{t}]"
+        t = f"pl.InOut[{t}]" if p.inout else f"pl.Out[{t}]"
     return f"{nm(p.var)}: {t}"
 
 
-def format_function(f: Function, depth: int = 1) -> list[str]:
-    nm = Names.for_function(f)
+def format_function(f: Function, depth: int = 1, reserved: set[str] | None = None) -> list[str]:
+    nm = Names.for_function(f, reserved)
     ind = _IND * depth
     kws = [f"type=pl.FunctionType.{f.func_type.value}"]
     kws += [f"{k}={format_expr(v, nm)}" for k, v in f.decorator_kwargs]
@@ -282,17 +311,42 @@ def format_function(f: Function, depth: int = 1) -> list[str]:
     return lines
 
 
+def dynamic_dims(prog: Program) -> list[str]:
+    """The names of the module-level dynamic dimensions a program uses, sorted."""
+    found: set[str] = set()
+
+    def scan(x: object) -> None:
+        if isinstance(x, DynDim):
+            found.add(x.name)
+        elif isinstance(x, (tuple, list)):
+            for i in x:
+                scan(i)
+        elif isinstance(x, (Expr, Type, MemRef)) and is_dataclass(x):
+            for fld in fields(x):
+                scan(getattr(x, fld.name))
+
+    for f in prog.functions:
+        scan([p.var.type for p in f.params] + list(f.return_types))
+        for s in walk(f.body):
+            scan([v.type for v in defined_vars(s)] + stmt_exprs(s))
+    return sorted(found)
+
+
 def print_program(prog: Program) -> str:
     """Canonical DSL text of a program."""
+    dyn = dynamic_dims(prog)
     body = ["@pl.program", f"class {prog.name}:"]
     if not prog.functions:
         body.append(_IND + "pass")
     for i, f in enumerate(prog.functions):
         if i:
             body.append("")
-        body += format_function(f)
+        body += format_function(f, reserved=set(dyn))
     text = "\n".join(body)
     header = ["import pypto.language as pl"]
     if "pld." in text:
         header.append("import pypto.language.distributed as pld")
+    if dyn:
+        header.append("")
+        header += [f'{n} = pl.dynamic("{n}")' for n in dyn]
     return "\n".join(header) + "\n\n\n" + text + "\n"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import difflib
 
-from ..ir.exprs import BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var, VarRef
+from ..ir.exprs import (BinOp, Call, Compare, Const, DictExpr, Expr, ListExpr, Neg, StrConst, Symbol,
+                        Var, VarRef)
 from ..ir.ops import REGISTRY
 from ..ir.types import DType, MemorySpace
 from .errors import DslError
-from .forms import BINOPS, CMPOPS, MAX_DEPTH, PL_ROOTS, STATEMENT_CALLS, TYPE_CALLS
+from .forms import (BINOPS, BOOLOPS, CMPOPS, LOWERCASE_ENUMS, MAX_DEPTH, MORE_BINOPS, PL_ROOTS,
+                    STATEMENT_CALLS, TYPE_CALLS)
 from .read_common import describe, dotted, located_error
 from .read_types import TypeReader
 
@@ -61,11 +63,22 @@ class ExprReader(TypeReader):
                 return self.expr(node.operand, d)
             raise self.err(node, "unsupported unary operator; expected -x")
         if isinstance(node, ast.BinOp):
-            op = BINOPS.get(type(node.op))
+            op = BINOPS.get(type(node.op)) or MORE_BINOPS.get(type(node.op))
             if op is None:
                 raise self.err(node, f"unsupported operator {type(node.op).__name__}; expected "
-                               "one of + - * // %")
+                               "one of + - * // % / ** & | ^ << >>")
             return BinOp(op, self.expr(node.left, d), self.expr(node.right, d))
+        if isinstance(node, ast.BoolOp):
+            vals = [self.expr(v, d) for v in node.values]
+            out = vals[0]
+            for v in vals[1:]:
+                out = BinOp(BOOLOPS[type(node.op)], out, v)
+            return out
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                raise self.err(node, "**mapping in a dict is not supported; expected key: value pairs")
+            return DictExpr(tuple((self.expr(k, d), self.expr(v, d))  # type: ignore[arg-type]
+                                  for k, v in zip(node.keys, node.values)))
         if isinstance(node, ast.Compare):
             if len(node.ops) != 1:
                 raise self.err(node, "chained comparison; expected a single comparison such as a < b")
@@ -105,6 +118,8 @@ class ExprReader(TypeReader):
             close = difflib.get_close_matches(path[0], list(DType.__members__), n=1)
             hint = f" (did you mean pl.{close[0]}?)" if close else ""
             raise self.err(node, f"unknown pl construct {name!r}{hint}; expected a dtype such as pl.FP32")
+        if path[0] in LOWERCASE_ENUMS and len(path) == 2:
+            return Symbol(path)
         if path[0] in ("Mem", "MemorySpace"):
             if len(path) != 2 or path[1] not in MemorySpace.__members__:
                 raise self.err(node, f"unknown memory space {name!r}; expected one of "
@@ -115,7 +130,7 @@ class ExprReader(TypeReader):
                            "such as pl.Mem.Vec or pl.PadValue.zero")
         return Symbol(path)
 
-    def call(self, node: ast.Call, depth: int = 0) -> Call:
+    def call(self, node: ast.Call, depth: int = 0) -> Expr:
         name = dotted(node.func)
         if name is None:
             raise self.err(node, "expected a call of a named op such as pl.tile.add(...)")
@@ -125,10 +140,7 @@ class ExprReader(TypeReader):
             if op in STATEMENT_CALLS:
                 raise self.err(node, f"pl.{op} is a statement form; it cannot be used as a value here")
             if op not in REGISTRY and op not in TYPE_CALLS:
-                close = difflib.get_close_matches(op, list(REGISTRY), n=1)
-                hint = f" (did you mean pl.{close[0]}?)" if close else ""
-                raise self.err(node, f"unknown op pl.{op}{hint}; expected a registered pl op "
-                               "(unregistered ops belong to another namespace, e.g. pld.*)")
+                op = name  # an op outside the registry keeps its full spelling
         elif root == "self":
             op = name
         elif root in self.env:
@@ -150,6 +162,9 @@ class ExprReader(TypeReader):
                 raise self.err(k, f"keyword argument {k.arg!r} given twice")
             seen.add(k.arg)
             kwargs.append((k.arg, self.expr(k.value, depth + 1)))
+        if op == "pl.const" and len(args) == 2 and args[1] == Symbol(("INDEX",), DType.INDEX) \
+                and isinstance(args[0], Const) and not isinstance(args[0].value, bool):
+            return args[0]  # an INDEX constant is what a bare literal means
         return Call(op, tuple(args), tuple(kwargs))
 
     # -- types

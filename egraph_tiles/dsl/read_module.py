@@ -6,7 +6,7 @@ import ast
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..ir.exprs import Expr, Var
+from ..ir.exprs import DynDim, Expr, Var
 from ..ir.stmts import Function, FunctionType, Param, Program, Span
 from ..ir.types import Type
 from .errors import DslError
@@ -76,6 +76,13 @@ class ModuleReader:
                 return all([self._constant(ast.Assign([t], v)) for t, v in pairs])
         if not isinstance(target, ast.Name) or stmt.value is None:
             return False
+        v = stmt.value
+        if isinstance(v, ast.Call) and dotted(v.func) == "pl.dynamic":
+            if len(v.args) != 1 or not isinstance(v.args[0], ast.Constant) \
+                    or v.args[0].value != target.id or v.keywords:
+                raise self.err(v, f'expected {target.id} = pl.dynamic("{target.id}")')
+            self.constants[target.id] = DynDim(target.id)
+            return True
         reader = ExprReader(self.filename, {}, self.constants)
         try:
             value = reader.expr(stmt.value)
@@ -152,10 +159,10 @@ class FunctionReader(StmtReader, ValueTyping, ExprReader):
             self._check_name(arg, arg.arg)
             if arg.arg in self.env:
                 raise self.err(arg, f"duplicate parameter {arg.arg!r}")
-            t, is_out = self.type_(arg.annotation)
+            t, direction = self.type_(arg.annotation)
             v = Var(arg.arg, t)
             self.env[arg.arg] = v
-            params.append(Param(v, is_out))
+            params.append(Param(v, bool(direction), direction == "inout"))
         block = self.block(f.body, allow_yield=False)
         return Function(f.name, params, self.sigs[f.name], block.stmts, func_type, dkw, has_self,
                         self.span(f))

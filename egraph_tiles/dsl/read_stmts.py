@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..ir.exprs import Call, Const, Expr, ListExpr, StrConst, Symbol, Var, VarRef
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, Stmt, WhileStmt,
+from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, Stmt, WhileStmt,
                         YieldStmt)
 from ..ir.types import DType, ScalarType, Type
 from .forms import BINOPS, LOOPS
@@ -96,7 +96,15 @@ class StmtReader:
             if dotted(s.value.func) == "pl.cond":
                 raise self.err(s, "pl.cond(...) is only allowed as the first statement of a "
                                "pl.while_ body")
-            return EvalStmt(self.call(s.value), self.span(s))
+            call = self.call(s.value)
+            if not isinstance(call, Call):
+                raise self.err(s, "expected an op call as a statement")
+            self.call_type(call, s, None, s.value)
+            return EvalStmt(call, self.span(s))
+        if isinstance(s, ast.Break):
+            return BreakStmt(self.span(s))
+        if isinstance(s, ast.Continue):
+            return ContinueStmt(self.span(s))
         if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             return self.assign(s)
         if isinstance(s, ast.For):
@@ -148,7 +156,7 @@ class StmtReader:
             value: Expr = lower_subscript(self, value_node)
         else:
             value = self.expr(value_node)
-        t = self.value_type(value, s, ann)
+        t = self.value_type(value, s, ann, value_node)
         if ann is not None:
             t = self.agree(s, target.id, t, ann)
         v = self.bind(target, target.id, t)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from .exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, Var,
-                    VarRef)
+from .exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
+                    Symbol, Var, VarRef)
 from .ops import REGISTRY, BoundCall, OpTypeError
 from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
-from .types import MemRef, ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+from .types import (MemRef, OpaqueType, ScalarType, TensorType, TileType, TupleType, Type,
+                    UnknownType)
 
 
 class _Mismatch(Exception):
@@ -88,7 +89,7 @@ class _Comparer:
         elif isinstance(a, Const):
             if type(a.value) is not type(b.value) or a.value != b.value:
                 self.fail(f"constant {a.value!r} vs {b.value!r}")
-        elif isinstance(a, (StrConst, Symbol)):
+        elif isinstance(a, (StrConst, Symbol, DynDim)):
             if a != b:
                 self.fail(f"{_show(a)} vs {_show(b)}")
         elif isinstance(a, (BinOp, Compare)):
@@ -102,6 +103,8 @@ class _Comparer:
             self.exprs(list(a.items), list(b.items), "list")
         elif isinstance(a, Call):
             self.call(a, b)
+        elif isinstance(a, DictExpr):
+            self.exprs([x for kv in a.items for x in kv], [y for kv in b.items for y in kv], "dict")
         else:
             self.fail(f"cannot compare {a!r}")
 
@@ -136,6 +139,11 @@ class _Comparer:
             if (a.dtype, a.distributed) != (b.dtype, b.distributed):
                 self.fail(f"{what}: {a.dtype.name} vs {b.dtype.name}")
             self.exprs(list(a.shape), list(b.shape), f"{what} shape")
+            self.memref(a.memref, b.memref, what)
+            self.expr(a.view, b.view)
+        elif isinstance(a, OpaqueType):
+            if a.spelling != b.spelling:
+                self.fail(f"{what}: {a.spelling} vs {b.spelling}")
         elif isinstance(a, TileType):
             if a.dtype != b.dtype:
                 self.fail(f"{what}: dtype {a.dtype.name} vs {b.dtype.name}")
@@ -160,6 +168,8 @@ class _Comparer:
                 self.fail(f"{what}: memref present on one side only")
             return
         self.expr(a.byte_offset, b.byte_offset)
+        self.expr(a.base, b.base)
+        self.expr(a.size, b.size)
 
     # -- statements
 
@@ -232,8 +242,8 @@ class _Comparer:
         if len(a.params) != len(b.params):
             self.fail(f"{len(a.params)} parameters vs {len(b.params)}")
         for p, q in zip(a.params, b.params):
-            if p.is_out != q.is_out:
-                self.fail(f"parameter {p.var.name!r}: pl.Out on one side only")
+            if (p.is_out, p.inout) != (q.is_out, q.inout):
+                self.fail(f"parameter {p.var.name!r}: pl.Out / pl.InOut on one side only")
             self.define(p.var, q.var)
         if len(a.return_types) != len(b.return_types):
             self.fail("different number of return types")

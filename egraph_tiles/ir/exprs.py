@@ -61,8 +61,9 @@ class VarRef(Expr):
         return self.var.name
 
 
-#: binary scalar operators in the DSL and their Python spelling
-BIN_OPS = ("+", "-", "*", "//", "%")
+#: binary scalar operators in the DSL and their Python spelling (only + - * // % are folded
+#: or reasoned about; the others are kept as written)
+BIN_OPS = ("+", "-", "*", "//", "%", "/", "**", "&", "|", "^", "<<", ">>", "and", "or")
 CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 
 
@@ -104,6 +105,22 @@ class Symbol(Expr):
 @dataclass(frozen=True)
 class StrConst(Expr):
     value: str
+
+
+@dataclass(frozen=True)
+class DictExpr(Expr):
+    """A dict literal, as PyPTO prints attribute keywords: ``attrs={"some_flag": True}``,
+    ``pl.func_attr({"split": pl.SplitMode.UP_DOWN})``."""
+
+    items: tuple[tuple[Expr, Expr], ...]
+
+
+@dataclass(frozen=True)
+class DynDim(Expr):
+    """A dynamic dimension declared at module level, ``N = pl.dynamic("N")``: an INDEX
+    value fixed per launch, named in shapes."""
+
+    name: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,6 +218,10 @@ def free_vars(e: Expr) -> list[Var]:
                 walk(a)
             for _, v in x.kwargs:
                 walk(v)
+        elif isinstance(x, DictExpr):
+            for k, v in x.items:
+                walk(k)
+                walk(v)
 
     walk(e)
     return out
@@ -224,6 +245,8 @@ def substitute(e: Expr, mapping: dict[int, Expr]) -> Expr:
             tuple(substitute(a, mapping) for a in e.args),
             tuple((k, substitute(v, mapping)) for k, v in e.kwargs),
         )
+    if isinstance(e, DictExpr):
+        return DictExpr(tuple((substitute(k, mapping), substitute(v, mapping)) for k, v in e.items))
     return e
 
 
@@ -238,6 +261,6 @@ def static_type(e: Expr) -> Type | None:
         return ScalarType(DType.INDEX if isinstance(e.value, int) else DType.FP32)
     if isinstance(e, Compare):
         return ScalarType(DType.BOOL)
-    if isinstance(e, (BinOp, Neg)):
+    if isinstance(e, (BinOp, Neg, DynDim)):
         return ScalarType(DType.INDEX)
     return None

@@ -65,6 +65,7 @@ class LoopKind(Enum):
     RANGE = "range"
     PIPELINE = "pipeline"
     PARALLEL = "parallel"
+    UNROLL = "unroll"
 
 
 @dataclass(eq=False)
@@ -118,6 +119,20 @@ class ScopeStmt(Stmt):
 
 
 @dataclass(eq=False)
+class BreakStmt(Stmt):
+    """``break`` (PyPTO prints it in loops it has not unrolled); kept as written."""
+
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
+class ContinueStmt(Stmt):
+    """``continue``; kept as written."""
+
+    span: Span = NO_SPAN
+
+
+@dataclass(eq=False)
 class ReturnStmt(Stmt):
     values: list[Expr]
     span: Span = NO_SPAN
@@ -129,6 +144,10 @@ class FunctionType(Enum):
     AIV = "AIV"
     Orchestration = "Orchestration"
     Opaque = "Opaque"
+    Group = "Group"
+    Spmd = "Spmd"
+    Graph = "Graph"
+    Inline = "Inline"
 
     @property
     def is_incore(self) -> bool:
@@ -137,8 +156,12 @@ class FunctionType(Enum):
 
 @dataclass(eq=False)
 class Param:
+    """A parameter; ``is_out`` for ``pl.Out[...]`` and ``pl.InOut[...]`` (the function writes
+    it), ``inout`` for the latter (it also reads it)."""
+
     var: Var
     is_out: bool = False
+    inout: bool = False
 
 
 @dataclass(eq=False)

@@ -77,9 +77,17 @@ MEMREF_PLANNING_SENTINEL = -1
 @dataclass(frozen=True)
 class MemRef:
     """Where a tile's buffer starts. ``byte_offset`` is a known int, ``-1`` (the
-    allocation-planning sentinel, an aligned root) or a scalar expression (unknown)."""
+    allocation-planning sentinel, an aligned root) or a scalar expression (unknown).
+
+    PyPTO's printed forms also name the allocation the offset is relative to: ``base`` is a
+    quoted name (``StrConst``) or the variable an alloc statement bound, and ``size`` its byte
+    size (``pl.MemRef("mem_ddr_0", 0, 512)``); a base with no size is an author-pinned
+    allocation whose address is not planned yet (``pl.MemRef("ping")``, offset unknown).
+    Allocations start aligned, so the analysis reads only ``byte_offset``."""
 
     byte_offset: Union[int, "Expr"]
+    base: "Expr | None" = None
+    size: Union[int, "Expr", None] = None
 
     @property
     def is_known(self) -> bool:
@@ -101,11 +109,15 @@ class ScalarType(Type):
 
 @dataclass(frozen=True)
 class TensorType(Type):
-    """A DDR tensor. ``distributed`` marks ``pld.DistributedTensor``."""
+    """A DDR tensor. ``distributed`` marks ``pld.DistributedTensor``; ``view`` keeps PyPTO's
+    optional ``pl.TensorView(...)`` element verbatim (strides, layout, valid_shape, pad) and
+    ``memref`` its address annotation."""
 
     shape: tuple["Expr", ...]
     dtype: DType
     distributed: bool = False
+    view: "Expr | None" = None
+    memref: MemRef | None = None
 
 
 @dataclass(frozen=True)
@@ -144,3 +156,11 @@ class TupleType(Type):
 @dataclass(frozen=True)
 class UnknownType(Type):
     """Result of an opaque (unregistered) call whose type was not annotated."""
+
+
+@dataclass(frozen=True)
+class OpaqueType(Type):
+    """A type the reader keeps by its spelling without interpreting it (``pl.Ptr``,
+    ``pl.Array[8, pl.INT32]``, ...): printed back exactly as read."""
+
+    spelling: str
