@@ -170,6 +170,8 @@ def format_type(t: Type | None, names: Names | None = None) -> str | None:
     if isinstance(t, ScalarType):
         return f"pl.Scalar[{t.dtype!r}]"
     if isinstance(t, TupleType):
+        if not t.elements:
+            return "pl.Tuple[()]"
         inner = [format_type(x, nm) for x in t.elements]
         if any(i is None for i in inner):
             return None

@@ -63,8 +63,12 @@ def index_problem(e: Expr, least: int | None = None) -> str | None:
         op = REGISTRY.get(e.op)
         if t is None and op is not None and op.family.value != "scalar":
             return f"a pl.{e.op} call (not a scalar)"
+    elif isinstance(e, StrConst):
+        return f"the string {e.value!r}"
     elif not isinstance(e, DynDim):
-        return f"a {type(e).__name__}"
+        from .printer import format_expr
+
+        return f"`{format_expr(e)}` (not a scalar)"
     c = const_int(e)
     if least is not None and c is not None and c < least:
         return f"the {'non-positive' if least > 0 else 'negative'} value {c}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .exprs import (static_type, BinOp, Call, Compare, Expr, ListExpr, Neg, Var, const_int,
                     free_vars)
 from .ops import REGISTRY, dims_agree, OpTypeError, bind, infer_type
-from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
+from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
 from .types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
 
@@ -132,6 +132,8 @@ class _Verifier:
             self.uses(s, [*s.args, *(v for _, v in s.kwargs)], scope)
             self.define(scope, [s.var])
             self.block(s.body, scope, None, s)
+        elif isinstance(s, (BreakStmt, ContinueStmt)):
+            pass
         else:
             raise self.fail(s, f"unknown statement kind {type(s).__name__}")
 
