@@ -297,7 +297,13 @@ def add_optimize(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_optimize)
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_check, add_optimize]
+def add_nki(sub: argparse._SubParsersAction) -> None:
+    from .nki.command import add_parser
+
+    add_parser(sub, CliError)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_check, add_optimize, add_nki]
 
 
 def version_text() -> str:

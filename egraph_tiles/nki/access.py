@@ -31,7 +31,8 @@ from egraph_tiles.nki.scalar import DynamicScalar, Scalar
 from egraph_tiles.nki.solver import Solution, solution_of
 from egraph_tiles.nki.tile import NDTile, TileIndex
 
-__all__ = ["AccessPattern", "access_address", "lower_access", "pattern_from_solution"]
+__all__ = ["AccessPattern", "access_address", "access_exprs", "lower_access", "pattern_from_solution",
+           "row_major_address"]
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,9 @@ def _slice_axes(subs: Sequence[Any]) -> list[int]:
     return [k for k, s in enumerate(subs) if isinstance(s, (slice, range, DynSlice, TileIndex))]
 
 
-def access_address(tensor_shape: Sequence[int], index: Any) -> tuple[NDTile | None, AffineExpr]:
-    """The tile and the row-major element-address expression of ``tensor[index]``."""
+def access_exprs(tensor_shape: Sequence[int], index: Any
+                 ) -> tuple[NDTile | None, tuple[AffineExpr, ...]]:
+    """The tile and one index expression per tensor dimension of ``tensor[index]``."""
     shape = tuple(int(d) for d in tensor_shape)
     subs = list(index) if isinstance(index, tuple) else [index]
     if len(subs) > len(shape):
@@ -87,11 +89,23 @@ def access_address(tensor_shape: Sequence[int], index: Any) -> tuple[NDTile | No
         else:
             raise TypeError("unexpected type %s" % type(s))
     tile, exprs = cached_combine_index_tiles(tuple(items))
+    return tile, tuple(e if isinstance(e, AffineExpr) else AffineExpr.const(0) for e in exprs)
+
+
+def row_major_address(tensor_shape: Sequence[int], exprs: Sequence[AffineExpr]) -> AffineExpr:
+    """``sum(expr_k * stride_k)`` for a row-major tensor of shape ``tensor_shape``."""
+    shape = tuple(int(d) for d in tensor_shape)
     strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
     address = AffineExpr.const(0)
     for e, stride in zip(exprs, strides, strict=True):
         address = address + e * stride
-    return tile, address
+    return address
+
+
+def access_address(tensor_shape: Sequence[int], index: Any) -> tuple[NDTile | None, AffineExpr]:
+    """The tile and the row-major element-address expression of ``tensor[index]``."""
+    tile, exprs = access_exprs(tensor_shape, index)
+    return tile, row_major_address(tensor_shape, exprs)
 
 
 def _axis_index(norm: tuple[Any, int, int], j: int, r: int) -> TileIndex:
@@ -106,8 +120,9 @@ def _axis_index(norm: tuple[Any, int, int], j: int, r: int) -> TileIndex:
 
 
 def pattern_from_solution(tensor_shape: Sequence[int], tile: NDTile | None, address: AffineExpr,
-                          sol: Solution) -> AccessPattern:
-    """Read steps / counts / offset off the address's normal form (and check bounds)."""
+                          sol: Solution, check_bounds: bool = True) -> AccessPattern:
+    """Read steps / counts / offset off the address's normal form (and, unless
+    ``check_bounds`` is false, check the address's interval bounds against the tensor)."""
     shape = tuple(int(d) for d in tensor_shape)
     nf = sol.normal_form
     if nf is None:
@@ -125,7 +140,7 @@ def pattern_from_solution(tensor_shape: Sequence[int], tile: NDTile | None, addr
     rest = NormalForm.build(nf.const, [(a, c) for a, c in nf.terms if a not in axes])
     offset: int | NormalForm = rest.const if rest.is_const else rest
     size = int(np.prod(shape, dtype=np.int64))
-    if (sol.lo is not None and sol.lo < 0) or (sol.hi is not None and sol.hi >= size):
+    if check_bounds and ((sol.lo is not None and sol.lo < 0) or (sol.hi is not None and sol.hi >= size)):
         raise IndexError(
             f"access out of bounds: address {nf} spans [{sol.lo}, {sol.hi}] "
             f"but the tensor {shape} has {size} elements"

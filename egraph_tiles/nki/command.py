@@ -1,0 +1,172 @@
+"""``egraph-tiles nki``: analyze (and migrate) a legacy NKI kernel file.
+
+    egraph-tiles nki KERNEL.py [--kernel NAME] --shape NAME=D0xD1... [--dtype NAME=DT]
+        [--scalar NAME=VALUE] [--bind SYM=INT ...] [--grid G0xG1] [--json]
+        [--migrate -o OUT.py] [--verify]
+
+Exit status: 0 when every access was inferred without a finding, 1 otherwise (the report is
+still printed), 1 with a message on stderr when the file cannot be read or the kernel chosen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from egraph_tiles.nki.frontend import KernelReport, analyze_kernel, pattern_json, verify_report
+from egraph_tiles.nki.reader import Finding
+
+__all__ = ["add_parser", "parse_assignments", "report_json", "report_text"]
+
+
+def _dims(text: str, flag: str, err: type[Exception]) -> tuple[int, ...]:
+    try:
+        dims = tuple(int(d) for d in text.lower().split("x"))
+    except ValueError:
+        raise err(f"error: {flag}: expected dimensions like 256x1024, got {text!r}") from None
+    if not dims or any(d < 1 for d in dims):
+        raise err(f"error: {flag}: dimensions must be positive, got {text!r}")
+    return dims
+
+
+def parse_assignments(items: list[str] | None, flag: str, err: type[Exception]) -> dict[str, str]:
+    """``NAME=VALUE`` pairs (several per flag may be separated by commas or spaces)."""
+    out: dict[str, str] = {}
+    flat = [i for group in items or [] for i in ([group] if isinstance(group, str) else group)]
+    for item in flat:
+        for part in item.replace(",", " ").split():
+            name, eq, value = part.partition("=")
+            if not eq or not name.isidentifier() or not value:
+                raise err(f"error: {flag}: expected NAME=VALUE, got {part!r}")
+            out[name] = value
+    return out
+
+
+def add_parser(sub: argparse._SubParsersAction, err: type[Exception]) -> None:
+    """Register the ``nki`` subcommand (``err`` is the CLI's user-facing error type)."""
+    p = sub.add_parser(
+        "nki", help="infer every indexed access of a legacy NKI kernel (and migrate it)",
+        description="Read KERNEL.py with ast (never executed), infer the access pattern of "
+        "every indexed access of the kernel, report out-of-bounds / non-affine / partition / "
+        "indirect findings, and optionally rewrite the legacy indices in the NKI 0.2+ form.")
+    p.add_argument("file", metavar="KERNEL.py")
+    p.add_argument("--kernel", metavar="NAME", help="the kernel function (default: the only "
+                   "@nki.jit / @nki.trace function)")
+    p.add_argument("--shape", action="append", nargs="+", metavar="NAME=D0xD1...",
+                   help="shape of a tensor parameter (repeatable)")
+    p.add_argument("--dtype", action="append", nargs="+", metavar="NAME=DT", help="dtype of a parameter")
+    p.add_argument("--scalar", action="append", nargs="+", metavar="NAME=VALUE",
+                   help="value of a Python scalar / configuration parameter")
+    p.add_argument("--bind", action="append", nargs="+", metavar="SYM=INT",
+                   help="fix a loop variable or program_id_K to one value")
+    p.add_argument("--grid", metavar="G0xG1...", help="SPMD launch grid (program id ranges)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--verify", action="store_true",
+                   help="check every pattern against numpy's reading of the legacy index")
+    p.set_defaults(handler=lambda args: _run(args, err))
+
+
+def _options(args: argparse.Namespace, err: type[Exception]) -> dict[str, Any]:
+    shapes = {k: _dims(v, "--shape", err)
+              for k, v in parse_assignments(args.shape, "--shape", err).items()}
+    dtypes = parse_assignments(args.dtype, "--dtype", err)
+    scalars = {k: _literal(v) for k, v in parse_assignments(args.scalar, "--scalar", err).items()}
+    binds_raw = parse_assignments(args.bind, "--bind", err)
+    binds = {}
+    for k, v in binds_raw.items():
+        try:
+            binds[k] = int(v)
+        except ValueError:
+            raise err(f"error: --bind {k}={v}: expected an integer") from None
+    grid = _dims(args.grid, "--grid", err) if args.grid else None
+    return {"shapes": shapes, "dtypes": dtypes, "scalars": scalars, "binds": binds, "grid": grid}
+
+
+def _literal(text: str) -> Any:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value
+
+
+def _run(args: argparse.Namespace, err: type[Exception]) -> int:
+    try:
+        source = Path(args.file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise err(f"{args.file}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise err(f"{args.file}: cannot read ({e})") from None
+    opts = _options(args, err)
+    try:
+        report = analyze_kernel(source, args.kernel, filename=args.file, **opts)
+    except SyntaxError as e:
+        raise err(f"error: {args.file}:{e.lineno}:{e.offset}: {e.msg}") from None
+    except LookupError as e:
+        raise err(f"error: {e.args[0]}") from None
+    findings = list(report.findings)
+    verified = None
+    if args.verify:
+        verified, bad = verify_report(report)
+        findings += bad
+    findings.sort(key=lambda f: f.line)
+    if args.json:
+        print(json.dumps(report_json(report, findings), indent=2))
+    else:
+        sys.stdout.write(report_text(report, findings, args.file))
+        if verified is not None:
+            print(f"verified: {verified} of {len(report.accesses)} access(es) read the same "
+                  "elements as numpy's legacy index")
+    return 1 if findings else 0
+
+
+def report_json(report: KernelReport, findings: list[Finding],
+                migrated: dict[int, str] | None = None) -> dict[str, Any]:
+    """The ``--json`` document."""
+    accesses = []
+    for rep in report.accesses:
+        pattern, offset = pattern_json(rep)
+        accesses.append({"line": rep.raw.line, "tensor": rep.raw.tensor_text,
+                         "role": rep.raw.role, "shape": list(rep.shape), "pattern": pattern,
+                         "offset": offset, "migrated": (migrated or {}).get(id(rep))})
+    return {"kernel": report.name, "accesses": accesses,
+            "errors": [{"line": f.line, "message": f.message} for f in findings]}
+
+
+def report_text(report: KernelReport, findings: list[Finding], filename: str,
+                migrated: dict[int, str] | None = None) -> str:
+    """One table per instruction (the accesses of one statement), then the findings."""
+    lines = [f"kernel {report.name} ({filename}): {len(report.accesses)} indexed access(es), "
+             f"{len(findings)} finding(s)"]
+    groups: dict[int, list[Any]] = {}
+    for rep in report.accesses:
+        groups.setdefault(rep.raw.instruction, []).append(rep)
+    for reps in groups.values():
+        first = reps[0].raw
+        src = report.read.source.splitlines()
+        line = first.stmt_line or first.line
+        stmt = src[line - 1].strip() if 0 < line <= len(src) else ""
+        if len(stmt) > 90:
+            stmt = stmt[:87] + "..."
+        lines.append("")
+        lines.append(f"line {line}: {stmt}")
+        rows = [("role", "access", "shape", "pattern", "offset")]
+        for rep in reps:
+            pattern, offset = pattern_json(rep)
+            rows.append((rep.raw.role, ast.unparse(rep.raw.node), "x".join(map(str, rep.shape)),
+                         json.dumps(pattern).replace('"', ""), str(offset)))
+            if migrated and id(rep) in migrated:
+                rows.append(("", "-> " + migrated[id(rep)], "", "", ""))
+        widths = [max(len(r[k]) for r in rows) for k in range(5)]
+        for r in rows:
+            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    if findings:
+        lines.append("")
+        lines.append("findings:")
+        for f in findings:
+            lines.append(f"  {filename}:{f.line}: {f.kind}: {f.message}")
+    return "\n".join(lines) + "\n"
