@@ -31,9 +31,9 @@ from .ir import (AssignStmt, BinOp, Call, Const, EvalStmt, Expr, Family, ForStmt
                  Var, VarRef, WhileStmt, YieldStmt, const_int, defined_vars, free_vars, lookup,
                  walk)
 from .ir.ops import TRANSFERS
+from .ir.target import ALIGN_BITS
 from .ir.stmts import stmt_exprs
 
-ALIGN_BITS = 256  # PTO vector operands need 32-byte aligned base addresses
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from .ir import AssignStmt, Call, EvalStmt, Program, TileType, Var, VarRef, walk
 from .ir.exprs import ListExpr, const_int
+from .ir.target import copy_bytes
 
 
-def _extract_bytes(target: Var | None, call: Call) -> int:
+def extract_bytes(target: Var | None, call: Call) -> int:
+    """Bytes one ``tile.extract`` call moves (``ValueError`` when its shape or dtype is unknown)."""
     shape = call.kwarg("shape")
     if shape is None and len(call.args) >= 4:
         shape = call.args[3]
@@ -38,10 +40,7 @@ def _extract_bytes(target: Var | None, call: Call) -> int:
         ty = target.type
     if not isinstance(ty, TileType):
         raise ValueError("tile.extract of an untyped source: bytes are unknown")
-    n = 1
-    for d in dims:
-        n *= d  # type: ignore[operator]
-    return n * ty.dtype.storage_bits // 8
+    return copy_bytes(dims, ty.dtype)  # type: ignore[arg-type]
 
 
 def _extracts(prog: Program):
@@ -62,7 +61,7 @@ def extract_statements(prog: Program) -> int:
 
 def program_copy_bytes(prog: Program) -> int:
     """Bytes moved by all extract statement positions (each counted once)."""
-    return sum(_extract_bytes(t, c) for t, c in _extracts(prog))
+    return sum(extract_bytes(t, c) for t, c in _extracts(prog))
 
 
 def bytes_copied(input_prog: Program, output_prog: Program) -> int:
@@ -84,5 +83,5 @@ def slice_statements(prog: Program) -> int:
     return n
 
 
-__all__ = ["bytes_copied", "extract_statements", "inserted_extracts", "program_copy_bytes",
+__all__ = ["bytes_copied", "extract_bytes", "extract_statements", "inserted_extracts", "program_copy_bytes",
            "slice_statements"]

@@ -3,12 +3,14 @@
 A missing fact must mean "copy", so every rule here matches a *positive* proof.
 """
 
-RULES = """
+from egraph_tiles.ir.target import ALIGN_BITS
+
+RULES = f"""
 (ruleset legality)
 ; #1789: "Vec tile.slice feeding an ordinary call, inherited address provably 32-byte aligned:
-; untouched; keeps the zero-copy subview" — bit address a multiple of 256
+; untouched; keeps the zero-copy subview" — bit address a multiple of {ALIGN_BITS}
 (rule ((= u (Use w ctx)) (= ctx "ord") (= w (Win b r c h wd)) (MemOf w "Vec") (= am (AddrMult w))
-       (= (% am 256) 0))
+       (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset legality :name "aligned-vec-view")
 ; #1640 / #2010: "Static-offset contiguous Vec tile.slice (single row, or full source width)
 ; feeding a tile.col_expand_* op: untouched (the lazy textract is a safe identity copy)".

@@ -133,7 +133,7 @@ class Decoder:
                     if term[0] == "Keep":
                         self.views.setdefault(site.window.stmt, []).append((site, term))
                 if term[0] == "Copy":
-                    base = self._root_base(site.window)
+                    base = site.window.root.src
                     at_def = term[2] == "Vec" and not self.hazard(site.window, site.stmt, base)
                     if at_def:
                         self.def_copies.setdefault(site.window.stmt, []).append((site, term))
@@ -148,11 +148,6 @@ class Decoder:
         body = self.block(self.fn.body)
         body = self.drop_dead(body)
         return Decoded(body, self.decisions)
-
-    def _root_base(self, w: Window) -> Var:
-        while w.parent is not None:
-            w = w.parent
-        return w.src
 
     def lookup_copy(self, term: Term) -> Var | None:
         term = term[:3]  # one copy per (window, memory), whatever the context
@@ -195,7 +190,7 @@ class Decoder:
         """Whether the source may be written between the creation of the identical copy ``v`` and
         the point where this use needs the source's value (then ``v`` is stale: make a new one)."""
         c_pos, c_loops = self.copy_at[v]
-        return self.fx.written_before_use(self._root_base(site.window), c_pos, c_loops, anchor,
+        return self.fx.written_before_use(site.window.root.src, c_pos, c_loops, anchor,
                                           including_use=placement == "definition")
 
     def make_buf(self, w: Window, out: list[Stmt]) -> None:

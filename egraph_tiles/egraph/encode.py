@@ -30,6 +30,20 @@ class Window:
     rows: int
     cols: int
     parent: "Window | None"
+    #: its own (row, column) offset expressions and the numbers ``k`` of their ``(NI k)`` terms
+    offsets: tuple[Expr, Expr] = (Const(0), Const(0))
+    offset_terms: tuple[int, int] = (0, 0)
+
+    def chain(self) -> list["Window"]:
+        """The windows from the root slice (over a non-slice base) down to this one."""
+        out = [self]
+        while out[-1].parent is not None:
+            out.append(out[-1].parent)
+        return out[::-1]
+
+    @property
+    def root(self) -> "Window":
+        return self.chain()[0]
 
 
 @dataclass(eq=False)
@@ -275,7 +289,7 @@ class Encoder:
         name = self._n
         self.row("WinRow", name, base, r, c, rows, cols)
         w = Window(name, stmt.target, stmt, src_ref.var, rows, cols,
-                   self.enc.window_of.get(src_ref.var))
+                   self.enc.window_of.get(src_ref.var), (off.items[0], off.items[1]), (r, c))
         self.enc.windows.append(w)
         self.enc.tile_of[stmt.target] = name
         self.enc.window_of[stmt.target] = w

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ..ir import ops
-from ..ir.exprs import Call, Expr, const_int
+from ..ir.exprs import Call
 from ..ir.stmts import AssignStmt, Function, walk
-from ..ir.types import TileType
-
-ALIGN_BITS = 256
 
 
 @dataclass
@@ -66,66 +62,13 @@ class Report:
 
 def extract_bytes(fn: Function) -> int:
     """Bytes copied by the function's ``tile.extract`` statements (constant shapes)."""
+    from ..metrics import extract_bytes as one
+
     total = 0
     for s in walk(fn.body):
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.extract":
-            t = s.target.type
-            if isinstance(t, TileType):
-                dims = t.const_shape()
-                if dims is not None:
-                    n = 1
-                    for d in dims:
-                        n *= d
-                    total += n * t.dtype.storage_bits // 8
+            try:
+                total += one(s.target, s.value)
+            except ValueError:  # a symbolic shape: not counted
+                pass
     return total
-
-
-def show(e: Expr) -> str:
-    from ..dsl.printer import format_expr
-
-    return format_expr(e)
-
-
-def pow2_part(n: int, cap: int = 1 << 30) -> int:
-    return cap if n == 0 else min(n & -n, cap)
-
-
-def alignment_reason(off_row: Expr, off_col: Expr, pitch: int | None, bits: int,
-                     mult_row: int | None, mult_col: int | None, base_mult: int | None,
-                     rows: int, cols: int, kept: bool) -> str:
-    """The arithmetic behind an ordinary-operand decision, from the e-graph's known multiples."""
-    parts = []
-    r, c = const_int(off_row), const_int(off_col)
-    if r is not None and c is not None and pitch is not None:
-        total = (r * pitch + c) * bits
-        parts.append(f"offset ({r} × {pitch} cols + {c}) × {bits} bits = {total} bits")
-    else:
-        if r is None or r != 0:
-            parts.append(f"row offset {_s(off_row)} (multiple of {mult_row}) × "
-                         f"{pitch if pitch is not None else '?'} cols × {bits} bits")
-        if c is None or c != 0:
-            parts.append(f"column offset {_s(off_col)} (multiple of {mult_col}) × {bits} bits")
-    if base_mult is not None and base_mult < (1 << 30):
-        parts.append(f"base address a multiple of {base_mult} bits")
-    nbytes = rows * cols * bits // 8
-    if kept:
-        return "; ".join(parts) + f": multiple of {ALIGN_BITS} → view"
-    return "; ".join(parts) + f", not provably ≡ 0 mod {ALIGN_BITS} → copy {nbytes} B"
-
-
-def _s(e: Expr) -> str:
-    return show(e)
-
-
-def use_label(op: str, slot: tuple, ctx: str) -> str:
-    if slot[0] == "alias":
-        return "plain alias"
-    if slot[0] == "init":
-        return f"loop initializer {slot[1]}"
-    if slot[0] == "yield":
-        return f"yield value {slot[1]}"
-    if ops.lookup(op) is None:  # the seed copies opaque operands: only sound if the op only reads
-        return f"{op} operand {slot[1]} (opaque call, assumed not to write it)"
-    kind = {"left": "left operand", "right": "right operand", "colx": "col_expand operand"}
-    return f"{op} {kind.get(ctx, 'operand')} {slot[1]}"
-

@@ -11,7 +11,9 @@ contain *fewer* views, and the safe forms (copies) exist before phase 2 starts.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from egglog import bindings as eb
 
@@ -37,6 +39,25 @@ class RunStats:
     limit_hit: str | None = None
     enodes: int = 0
     seconds: float = 0.0
+
+    def then(self, later: "RunStats") -> None:
+        """Fold in a later run of the same e-graph (round 2)."""
+        self.iterations += later.iterations
+        self.enodes = later.enodes
+        self.saturated = self.saturated and later.saturated
+        self.limit_hit = self.limit_hit or later.limit_hit
+
+
+@contextmanager
+def egglog_errors(what: str) -> Iterator[None]:
+    """The boundary around egglog calls: any failure inside (an egglog panic arrives as a pyo3
+    ``PanicException``, a ``BaseException``) becomes a ``ValueError`` saying ``what`` failed."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:
+        raise ValueError(f"{what}: {type(e).__name__}: {e}") from e
 
 
 def program_text() -> str:
@@ -129,6 +150,19 @@ def add_copy_views(eg: eb.EGraph, gates: list[tuple[int, int, str]], limits: Lim
     saturate again so the safe and legality rules prove or refuse them like any window."""
     load_tables(eg, {"CopyViewGateRow": gates}, ruleset="copyview")
     return saturate(eg, limits)
+
+
+def write_dot(eg: eb.EGraph, path: str) -> None:
+    """The e-graph as Graphviz text at ``path`` (and SVG beside it when ``dot`` is installed)."""
+    import shutil
+    import subprocess
+
+    ser = eg.serialize([], max_functions=None, max_calls_per_function=None,
+                       include_temporary_functions=False)
+    with open(path, "w") as f:
+        f.write(ser.to_dot())
+    if shutil.which("dot"):
+        subprocess.run(["dot", "-Tsvg", path, "-o", path[:-4] + ".svg"], check=False)
 
 
 def class_of(eg: eb.EGraph, ctor: str, n: int) -> object:

@@ -21,7 +21,7 @@ from ..ir.ops import OpTypeError, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt
 from ..ir.types import ScalarType, TileType
 from ..rules import windows as rules
-from .schedule import load_tables
+from .schedule import egglog_errors, load_tables
 
 _ARITH = {"+": "WAddRow", "-": "WSubRow", "*": "WMulRow"}
 Rows = dict[str, list[tuple]]
@@ -245,14 +245,9 @@ def violations(function: Function, fx: Effects | None = None) -> tuple[_Encoding
         # only from a registry ``reuses_arg`` operand.  No such tile operand: nothing to derive.
         return None, []
     enc = encode(function, fx)
-    try:
+    with egglog_errors(f"accumulator-window check failed inside egglog for function "
+                       f"{function.name!r}"):
         _, rows = run_rules(enc.rows)
-    except BaseException as e:  # a Rust panic is a BaseException (pyo3 PanicException)
-        if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-            raise
-        raise ValueError(
-            f"accumulator-window check failed inside egglog for function {function.name!r}: {e}"
-        ) from e
     mid = {tuple(row) for row in rows["w_mid_block"]}
     found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid)
              for s, v, p, r, c, c0 in rows["w_violation"]]

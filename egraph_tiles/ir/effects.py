@@ -50,14 +50,18 @@ def op_effect(name: str) -> OpEffect | None:
     return OpEffect(view, op.reuses_arg)
 
 
-def call_operands(call: Call) -> list[tuple[int | str, Expr]]:
-    """``(operand index, argument)`` for every argument; a keyword argument of a registered op
-    is numbered by its parameter position, any other keyword keeps its name."""
+def operand_index(call: Call, keyword: str) -> int | str:
+    """The operand number of keyword argument ``keyword``: its parameter position for a
+    registered op, else the name itself."""
     op = ops.lookup(call.op)
-    params = op.params if op is not None else ()
+    return op.params.index(keyword) if op is not None and keyword in op.params else keyword
+
+
+def call_operands(call: Call) -> list[tuple[int | str, Expr]]:
+    """``(operand index, argument)`` for every argument, keywords numbered by
+    :func:`operand_index`."""
     out: list[tuple[int | str, Expr]] = list(enumerate(call.args))
-    out += [(params.index(k) if k in params else k, v) for k, v in call.kwargs]
-    return out
+    return out + [(operand_index(call, k), v) for k, v in call.kwargs]
 
 
 def operand(call: Call, index: int) -> Var | None:

@@ -1,0 +1,197 @@
+"""Why each slice use got its decision (``--explain`` / ``--json``).
+
+The arithmetic is read back from what the encoder stated and the rules proved: each window
+records its offset expressions and the ``(NI k)`` terms they were loaded as, the accumulated
+offset of a chained slice is the ``Add`` term ``peel-chained-slice`` built, and its known
+multiple is the ``Mult`` fact ``rules.multiples`` recorded for that term (looked up by value:
+nothing is re-encoded and nothing is added to the e-graph).
+"""
+
+from __future__ import annotations
+
+from egglog import bindings as eb
+
+from ..ir import ops
+from ..ir.effects import call_of
+from ..ir.exprs import BinOp, Expr, const_int
+from ..ir.target import ALIGN_BITS, copy_bytes
+from ..ir.types import TileType
+from .decode import Decision
+from .encode import ExtSite, UseSite, Window
+from .report import SliceDecision
+from .schedule import class_of
+
+CAP = 1 << 30  # the known-multiple lattice's top (rules.sorts.CAP)
+
+
+def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
+    """The report line of one decision."""
+    site = d.site
+    if isinstance(site, Window):
+        return SliceDecision(site.var.name, "slice statement", "dropped",
+                             "no use left after canonicalization", line=site.stmt.span.line)
+    if isinstance(site, ExtSite):
+        w = site.window
+        if d.kind == "fold":
+            return SliceDecision(w.var.name, "tile.extract source", "fold",
+                                 "offsets folded into the extract index; the extract reads the "
+                                 "slice's base directly", line=site.stmt.span.line)
+        return SliceDecision(w.var.name, "tile.extract source", d.kind,
+                             "saturation stopped before the fold was proven",
+                             line=site.stmt.span.line)
+    assert isinstance(site, UseSite)
+    w = site.window
+    call = call_of(site.stmt)
+    label = use_label(call.op if call is not None else type(site.stmt).__name__, site.slot,
+                      site.ctx)
+    nbytes = window_bytes(w)
+    copied = d.kind == "copy"
+    if site.ctx in ("left", "right"):
+        mem = "Left" if site.ctx == "left" else "Right"
+        if copied:
+            why = (f"Mat window as matmul {site.ctx} operand → tile.extract(target_memory={mem}), "
+                   f"{nbytes} B")
+        else:
+            why = "not a Mat window: left as it is"
+    elif d.buf_var is not None:
+        why = _copy_view_reason(w, copied, d.buf_var.name, eg)
+    elif site.ctx == "colx":
+        why = _colx_reason(w, copied, nbytes)
+    else:
+        why = _ord_reason(w, copied, eg)
+    if d.kind == "copy" and d.placement == "shared":
+        why += f" (shares the copy {d.copy_var.name})"
+    return SliceDecision(w.var.name, label, "copy" if copied else "view", why,
+                         bytes_copied=nbytes if copied and d.placement != "shared" else 0,
+                         placement=d.placement, line=site.stmt.span.line)
+
+
+def use_label(op: str, slot: tuple, ctx: str) -> str:
+    if slot[0] == "alias":
+        return "plain alias"
+    if slot[0] == "init":
+        return f"loop initializer {slot[1]}"
+    if slot[0] == "yield":
+        return f"yield value {slot[1]}"
+    if ops.lookup(op) is None:  # the seed copies opaque operands: only sound if the op only reads
+        return f"{op} operand {slot[1]} (opaque call, assumed not to write it)"
+    kind = {"left": "left operand", "right": "right operand", "colx": "col_expand operand"}
+    return f"{op} {kind.get(ctx, 'operand')} {slot[1]}"
+
+
+def window_bits(w: Window) -> int:
+    t = w.var.type
+    return t.dtype.storage_bits if isinstance(t, TileType) else 0
+
+
+def window_bytes(w: Window) -> int:
+    t = w.var.type
+    return copy_bytes((w.rows, w.cols), t.dtype) if isinstance(t, TileType) else 0
+
+
+def pow2_part(n: int, cap: int = CAP) -> int:
+    return cap if n == 0 else min(n & -n, cap)
+
+
+# ---------------------------------------------------------------------- offsets and their facts
+
+
+def _accumulated(w: Window) -> tuple[Expr, Expr]:
+    """The offsets of ``w`` in its root's base (row, column), as the slices spell them."""
+    chain = w.chain()
+    r, c = chain[0].offsets
+    for x in chain[1:]:
+        r, c = BinOp("+", r, x.offsets[0]), BinOp("+", c, x.offsets[1])
+    return r, c
+
+
+def _root_offsets(w: Window, eg: eb.EGraph) -> tuple[Expr, Expr, int | None, int | None]:
+    """The accumulated offsets of ``w`` and the known multiples proven for them: the class of
+    the left-nested ``Add`` of the chain's offset terms (what ``peel-chained-slice`` built)."""
+    chain = w.chain()
+    mults = []
+    for e, axis in zip(_accumulated(w), (0, 1)):
+        cls = class_of(eg, "NI", chain[0].offset_terms[axis])
+        for x in chain[1:]:
+            nxt = class_of(eg, "NI", x.offset_terms[axis])
+            cls = eg.lookup_function("Add", [cls, nxt]) if cls is not None else None
+        mults.append(_multiple(eg, e, cls))
+    r, c = _accumulated(w)
+    return r, c, mults[0], mults[1]
+
+
+def _multiple(eg: eb.EGraph, e: Expr, cls: object | None) -> int | None:
+    """The known multiple of offset ``e`` (e-class ``cls``): the ``Mult`` fact, or the value's
+    own power of two when ``e`` is a constant."""
+    k = const_int(e)
+    if k is not None:
+        return pow2_part(k)
+    m = eg.lookup_function("Mult", [cls]) if cls is not None else None
+    return None if m is None else eg.value_to_i64(m)
+
+
+def alignment_reason(off_row: Expr, off_col: Expr, pitch: int | None, bits: int,
+                     mult_row: int | None, mult_col: int | None, base_mult: int | None,
+                     nbytes: int, kept: bool) -> str:
+    """The arithmetic behind an ordinary-operand decision, from the e-graph's known multiples."""
+    from ..dsl.printer import format_expr
+
+    parts = []
+    r, c = const_int(off_row), const_int(off_col)
+    if r is not None and c is not None and pitch is not None:
+        total = (r * pitch + c) * bits
+        parts.append(f"offset ({r} × {pitch} cols + {c}) × {bits} bits = {total} bits")
+    else:
+        if r is None or r != 0:
+            parts.append(f"row offset {format_expr(off_row)} (multiple of {mult_row}) × "
+                         f"{pitch if pitch is not None else '?'} cols × {bits} bits")
+        if c is None or c != 0:
+            parts.append(f"column offset {format_expr(off_col)} (multiple of {mult_col}) × "
+                         f"{bits} bits")
+    if base_mult is not None and base_mult < CAP:
+        parts.append(f"base address a multiple of {base_mult} bits")
+    if kept:
+        return "; ".join(parts) + f": multiple of {ALIGN_BITS} → view"
+    return "; ".join(parts) + f", not provably ≡ 0 mod {ALIGN_BITS} → copy {nbytes} B"
+
+
+def _colx_reason(w: Window, copied: bool, nbytes: int) -> str:
+    r, c = _accumulated(w)
+    base = w.root.src.type
+    bcols = base.const_shape()[-1] if isinstance(base, TileType) and base.const_shape() else None
+    static = const_int(r) is not None and const_int(c) is not None
+    contiguous = w.rows == 1 or (bcols is not None and w.cols == bcols)
+    shape = f"[{w.rows}, {w.cols}] of a {bcols}-column base"
+    if not copied:
+        return (f"constant offset and contiguous window ({shape}): the lazy textract is an "
+                f"identity copy → view")
+    if not static:
+        return f"dynamic offset: the address falls back to the source base (#1640) → copy {nbytes} B"
+    if not contiguous:
+        return (f"window {shape} is not contiguous: the dense repack would overwrite its own "
+                f"source (#2010) → copy {nbytes} B")
+    return f"not proven an identity copy → copy {nbytes} B"
+
+
+def _copy_view_reason(w: Window, copied: bool, buf: str, eg: eb.EGraph) -> str:
+    """A use read from its parent's copy ``buf`` (fresh, aligned, pitch = the parent's columns),
+    at the child's own offsets."""
+    assert w.parent is not None
+    (r, c), (kr, kc) = w.offsets, w.offset_terms
+    mr, mc = (_multiple(eg, e, class_of(eg, "NI", k)) for e, k in ((r, kr), (c, kc)))
+    reason = alignment_reason(r, c, w.parent.cols, window_bits(w), mr, mc, None,
+                              window_bytes(w), not copied)
+    return f"{'view' if not copied else 'copy'} of the parent's copy {buf}: {reason}"
+
+
+def _ord_reason(w: Window, copied: bool, eg: eb.EGraph) -> str:
+    base = w.root.src.type
+    if isinstance(base, TileType) and base.memory is not None and base.memory.value != "Vec":
+        return f"{base.memory.value} window outside the pass's scope for this consumer: left as it is"
+    r, c, mr, mc = _root_offsets(w, eg)
+    pitch = base.const_shape()[-1] if isinstance(base, TileType) and base.const_shape() else None
+    base_mult = None
+    if isinstance(base, TileType) and base.memref is not None and base.memref.is_known:
+        base_mult = pow2_part(base.memref.byte_offset * 8)
+    return alignment_reason(r, c, pitch, window_bits(w), mr, mc, base_mult, window_bytes(w),
+                            not copied)
