@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from egraph_tiles.nki.frontend import KernelReport, analyze_kernel, pattern_json, verify_report
+from egraph_tiles.nki.migrate import migrate_kernel as migrate
 from egraph_tiles.nki.reader import Finding
 
 __all__ = ["add_parser", "parse_assignments", "report_json", "report_text"]
@@ -65,6 +66,12 @@ def add_parser(sub: argparse._SubParsersAction, err: type[Exception]) -> None:
                    help="fix a loop variable or program_id_K to one value")
     p.add_argument("--grid", metavar="G0xG1...", help="SPMD launch grid (program id ranges)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--migrate", action="store_true",
+                   help="rewrite every legacy index in the NKI 0.2+ form (basic slices or "
+                   ".ap()), each checked to read the same elements in the same order")
+    p.add_argument("-o", "--output", metavar="OUT.py",
+                   help="with --migrate: write the migrated kernel file here (default: stdout "
+                   "after the report)")
     p.add_argument("--verify", action="store_true",
                    help="check every pattern against numpy's reading of the legacy index")
     p.set_defaults(handler=lambda args: _run(args, err))
@@ -108,20 +115,48 @@ def _run(args: argparse.Namespace, err: type[Exception]) -> int:
         raise err(f"error: {args.file}:{e.lineno}:{e.offset}: {e.msg}") from None
     except LookupError as e:
         raise err(f"error: {e.args[0]}") from None
+    if args.output and not args.migrate:
+        raise err("error: -o/--output needs --migrate")
     findings = list(report.findings)
+    migrated: dict[int, str] = {}
+    new_source = None
+    if args.migrate:
+        base = report
+        if opts["binds"]:  # migrate the kernel for every iteration, not at the bound values
+            base = analyze_kernel(source, args.kernel, filename=args.file,
+                                  **{**opts, "binds": {}})
+        mig = migrate(base)
+        new_source = mig.source
+        by_pos = {(id(r.raw.node) if base is report else _key(r)): t
+                  for r in base.accesses if (t := mig.texts.get(id(r))) is not None}
+        migrated = {id(r): by_pos[k] for r in report.accesses
+                    if (k := id(r.raw.node) if base is report else _key(r)) in by_pos}
+        findings += [f for f in mig.findings if f not in findings]
+        if args.output:
+            dest = Path(args.output)
+            if not dest.resolve().parent.is_dir():
+                raise err(f"error: {args.output}: directory {dest.parent} does not exist")
+            dest.write_text(new_source, encoding="utf-8")
     verified = None
     if args.verify:
         verified, bad = verify_report(report)
         findings += bad
     findings.sort(key=lambda f: f.line)
     if args.json:
-        print(json.dumps(report_json(report, findings), indent=2))
+        print(json.dumps(report_json(report, findings, migrated), indent=2))
     else:
-        sys.stdout.write(report_text(report, findings, args.file))
+        sys.stdout.write(report_text(report, findings, args.file, migrated))
         if verified is not None:
             print(f"verified: {verified} of {len(report.accesses)} access(es) read the same "
                   "elements as numpy's legacy index")
+        if new_source is not None and not args.output:
+            print(f"\n# ---- migrated {args.file} ----")
+            sys.stdout.write(new_source)
     return 1 if findings else 0
+
+
+def _key(rep: Any) -> tuple[int, int, str]:
+    return (rep.raw.line, rep.raw.col, rep.raw.role)
 
 
 def report_json(report: KernelReport, findings: list[Finding],

@@ -120,6 +120,7 @@ class RawAccess:
     call_node: ast.Call | None = None
     instruction: int = 0  # accesses of one statement share an instruction number
     stmt_line: int = 0  # first line of that statement
+    in_helper: bool = False  # read inside a helper function (at one of its call sites)
 
 
 @dataclass
@@ -820,7 +821,7 @@ class _Reader:
                                   "affine loop expressions", node)
         acc = RawAccess(node.lineno, node.col_offset, node, text, base, role, tuple(subs),
                         legacy, tuple(self.scope), instruction=self.instruction,
-                        stmt_line=self.stmt_line)
+                        stmt_line=self.stmt_line, in_helper=self.depth > 0)
         self.out.accesses.append(acc)
         for c in self._collect:
             c.append(acc)

@@ -92,3 +92,22 @@ def test_missing_file_and_syntax_error(tmp_path, capsys):
     bad.write_text("def k(:\n")
     assert main(["nki", str(bad)]) == 1
     assert "bad.py:1:" in capsys.readouterr().err
+
+
+def test_migrate_writes_the_new_kernel_and_json_carries_each_new_access(kernel, tmp_path, capsys):
+    out = tmp_path / "new.py"
+    rc = main(["nki", kernel, "--shape", "a=446x64", "out=446x64", "--bind", "t=1", "--json",
+               "--migrate", "-o", str(out)])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert [a["migrated"] for a in doc["accesses"]] == [
+        "a[128*t:min(446, 128*t + 128), 0:64]", "out[128*t:min(446, 128*t + 128), 0:64]"]
+    assert [a["pattern"][0][1] for a in doc["accesses"]] == [128, 128]  # bound: t = 1
+    text = out.read_text()
+    assert "x = nl.load(a[128*t:min(446, 128*t + 128), 0:64])" in text
+    assert "arange" not in text and "mask=" not in text
+
+
+def test_output_needs_migrate(kernel, capsys):
+    assert main(["nki", kernel, "--shape", "a=446x64", "out=446x64", "-o", "x.py"]) == 1
+    assert "-o/--output needs --migrate" in capsys.readouterr().err

@@ -1,0 +1,415 @@
+"""Migrate a legacy NKI kernel to the 0.2+ indexing form.
+
+Every access that uses ``nl.arange`` / ``nl.mgrid`` indices or a ``mask=`` is rewritten from its
+inferred :class:`~egraph_tiles.nki.frontend.AccessReport`:
+
+* a **basic slice** ``a[r0:r0 + 128, c0:c0 + 512:2]`` when one expresses the access: every
+  tensor dimension reads at most one tile axis, with a positive step, in the tile's axis order
+  (a dimension without an axis is an integer index, or ``k:k + 1`` where the tile keeps a size-1
+  axis there);
+* otherwise ``a.ap([[stride, count], ...], offset=...)`` -- the inferred pattern itself (on
+  SBUF / PSUM only when the partition pair has the stride of the whole free size, as NKI
+  requires);
+* a mask that bounds one axis per predicate becomes ``min()``-bounded slice ends (``max()`` for a
+  lower bound) and the ``mask=`` argument is dropped once every access of its call is rewritten.
+
+Every rewritten access is checked **before** it is printed: at sampled loop iterations (first,
+last, random) numpy reads the new form and the legacy broadcast index of an ``arange``-filled
+array, and they must be the same elements in the same order.  A form that fails is not written
+(the access stays as it was and a ``migration`` finding says why).  ``arange`` / ``mgrid``
+definitions no longer used are removed.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from egraph_tiles.nki.expr import Var
+from egraph_tiles.nki.frontend import (
+    AccessReport,
+    KernelReport,
+    check_elements,
+    sample_envs,
+    _vars_of,
+)
+from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.reader import Finding
+from egraph_tiles.nki.symint import SymInt, Value, sym_evaluate, sym_text
+
+__all__ = ["Migration", "migrate_kernel"]
+
+
+@dataclass
+class Migration:
+    """The migrated source, the new text of each rewritten access, and what failed."""
+
+    source: str
+    texts: dict[int, str]  # id(AccessReport) -> new access text
+    findings: list[Finding]
+
+
+# ----- the new form of one access ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Dim:
+    """One tensor dimension of a basic slice: an index, or ``start:stop:step``."""
+
+    start: Value
+    stop: Value | None = None  # None: an integer index
+    step: int = 1
+
+
+@dataclass(frozen=True)
+class _Form:
+    kind: str  # "slice" | "ap"
+    dims: tuple[_Dim, ...] = ()
+    pattern: tuple[tuple[int, Value], ...] = ()
+    offset: Value = 0
+
+
+def _add(v: Value, nf: NormalForm) -> Value:
+    """``v + nf`` with the sum pushed inside ``min`` / ``max`` (``min(a, b) + c``)."""
+    if isinstance(v, int):
+        return SymInt.lin(NormalForm.build(nf.const + v, nf.terms))
+    if v.op == "lin":
+        a = v.args[0]
+        return SymInt.lin(NormalForm.build(a.const + nf.const, a.terms + nf.terms))
+    if v.op in ("min", "max"):
+        return SymInt.combine(v.op, [_add(x, nf) for x in v.args])
+    return SymInt.combine("add", [*v.args, SymInt.lin(nf)])
+
+
+def _scale(v: Value, k: int) -> Value:
+    if isinstance(v, int):
+        return v * k
+    if v.op == "lin":
+        nf = v.args[0]
+        return SymInt.lin(NormalForm.build(nf.const * k, [(a, c * k) for a, c in nf.terms]))
+    assert k > 0, "only positive steps are written as slices"
+    return SymInt(v.op, tuple(_scale(a, k) for a in v.args))
+
+
+def _is_axis(v: Any) -> bool:
+    return isinstance(v, Var) and v.kind == "axis"
+
+
+def _has_axis(atom: QuasiAtom) -> bool:
+    for a, _ in atom.operand.terms:
+        if _is_axis(a) or (isinstance(a, QuasiAtom) and _has_axis(a)):
+            return True
+    return False
+
+
+def _slice_form(rep: AccessReport) -> _Form | None:
+    """The basic-slice form, or ``None`` when slicing cannot express the access."""
+    positions = rep.tile.source_axes()
+    pos_of = {p.var: k for k, p in enumerate(positions) if p.tripcount > 1}
+    per_dim: list[tuple[Var | None, int, NormalForm]] = []
+    for nf in rep.exprs:
+        axes = [(a, c) for a, c in nf.terms if _is_axis(a)]
+        if any(isinstance(a, QuasiAtom) and _has_axis(a) for a, _ in nf.terms) or len(axes) > 1:
+            return None
+        if axes and (axes[0][1] <= 0 or axes[0][0] not in pos_of):
+            return None
+        rest = NormalForm.build(nf.const, [(a, c) for a, c in nf.terms if not _is_axis(a)])
+        per_dim.append((axes[0][0], axes[0][1], rest) if axes else (None, 0, rest))
+    plan = _align(per_dim, positions, pos_of)
+    if plan is None:
+        return None
+    dims = []
+    for (x, c, rest), keep in zip(per_dim, plan):
+        if x is None:
+            base = SymInt.lin(rest)
+            dims.append(_Dim(base, _add(1, rest)) if keep else _Dim(base))
+            continue
+        n = positions[pos_of[x]].tripcount
+        first = rep.lower.get(x, 0)
+        end = rep.upper.get(x, n)
+        start = _add(_scale(first, c), rest)
+        stop = _add(_scale(_add(end, NormalForm(-1)), c), NormalForm.build(rest.const + 1, rest.terms)) \
+            if c != 1 else _add(end, rest)
+        dims.append(_Dim(start, stop, c))
+    if rep.raw.tensor.buffer in ("sbuf", "psum") and dims and dims[0].stop is not None \
+            and dims[0].step != 1:
+        return None  # no strided partition access on chip
+    return _Form("slice", tuple(dims))
+
+
+def _align(per_dim: list[tuple[Var | None, int, NormalForm]], positions: Sequence[Any],
+           pos_of: dict[Var, int]) -> list[bool] | None:
+    """Match tensor dimensions to tile positions in order; a dimension without an axis either
+    drops out (integer index) or fills a size-1 position (``k:k + 1``)."""
+
+    def go(d: int, k: int) -> list[bool] | None:
+        if d == len(per_dim):
+            return [] if all(p.tripcount == 1 for p in positions[k:]) and k <= len(positions) \
+                and k == len(positions) else None
+        x = per_dim[d][0]
+        if x is not None:
+            if k < len(positions) and pos_of.get(x) == k:
+                rest = go(d + 1, k + 1)
+                return None if rest is None else [True, *rest]
+            return None
+        if k < len(positions) and positions[k].tripcount == 1:
+            rest = go(d + 1, k + 1)
+            if rest is not None:
+                return [True, *rest]
+        rest = go(d + 1, k)
+        return None if rest is None else [False, *rest]
+
+    return go(0, 0)
+
+
+def _ap_form(rep: AccessReport) -> tuple[_Form | None, str]:
+    shape = rep.raw.tensor.shape
+    free = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    stride, count = rep.pattern[0]
+    if rep.raw.tensor.buffer in ("sbuf", "psum") and count != 1 and stride != free:
+        return None, (f"on {rep.raw.tensor.buffer} the partition pair of .ap() must have stride "
+                      f"{free} (the free size), this access needs {stride}: use a DMA or a "
+                      "transpose instead")
+    return _Form("ap", pattern=rep.pattern, offset=rep.offset), ""
+
+
+def _text(rep: AccessReport, form: _Form, names: dict[str, str]) -> str:
+    base = rep.raw.tensor_text
+    if form.kind == "ap":
+        pat = ", ".join(f"[{s}, {sym_text(c, names)}]" for s, c in form.pattern)
+        off = sym_text(form.offset, names)
+        return f"{base}.ap([{pat}]" + (f", offset={off})" if off != "0" else ")")
+    parts = []
+    for d in form.dims:
+        if d.stop is None:
+            parts.append(sym_text(d.start, names))
+        else:
+            s = f"{sym_text(d.start, names)}:{sym_text(d.stop, names)}"
+            parts.append(s + (f":{d.step}" if d.step != 1 else ""))
+    return f"{base}[{', '.join(parts)}]"
+
+
+def _elements(rep: AccessReport, form: _Form, env: dict[str, int]) -> np.ndarray | str:
+    """What the new form reads (element ids of an ``arange``-filled tensor) at ``env``."""
+    shape = rep.raw.tensor.shape
+    data = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    if form.kind == "ap":
+        counts = [max(int(sym_evaluate(c, env)), 0) for _, c in form.pattern]
+        idx = np.full(counts, int(sym_evaluate(form.offset, env)), dtype=np.int64)
+        for k, ((s, _), n) in enumerate(zip(form.pattern, counts)):
+            sh = [1] * len(counts)
+            sh[k] = n
+            idx = idx + s * np.arange(n, dtype=np.int64).reshape(sh)
+        if idx.size and (idx.min() < 0 or idx.max() >= data.size):
+            return "the pattern leaves the tensor"
+        return data.reshape(-1)[idx]
+    index: list[Any] = []
+    for d, n in zip(form.dims, shape):
+        start = int(sym_evaluate(d.start, env))
+        if d.stop is None:
+            if not 0 <= start < n:
+                return f"index {start} is outside a dimension of {n}"
+            index.append(start)
+            continue
+        stop = int(sym_evaluate(d.stop, env))
+        if start < 0 or stop > n:
+            return f"slice {start}:{stop} is outside a dimension of {n}"
+        index.append(slice(start, max(stop, start), d.step))
+    return data[tuple(index)]
+
+
+def _check(rep: AccessReport, form: _Form, steps: dict[str, int]) -> str | None:
+    for env in sample_envs(_vars_of(rep), steps, k=8):
+        got = _elements(rep, form, env)
+        if isinstance(got, str):
+            return f"{got} at {env or 'the only iteration'}"
+        err = check_elements(rep, env, got)
+        if err:
+            return err
+    return None
+
+
+def _names(report: KernelReport) -> dict[str, str]:
+    return dict(report.read.source_names)
+
+
+def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None, str]:
+    """The checked new text of one access, or ``(None, why not)``."""
+    if rep.raw.mask is not None and not rep.box_mask:
+        return None, "its mask is not a box (migrate it by hand, e.g. with nisa.affine_select)"
+    names = _names(report)
+    form = _slice_form(rep)
+    why = ""
+    if form is None:
+        form, why = _ap_form(rep)
+        if form is None:
+            return None, why
+    if rep.raw.in_helper and _symbols(form):
+        return None, ("the access is inside a helper function and depends on the caller's loop "
+                      "variables: rewrite the helper by hand")
+    err = _check(rep, form, report.read.steps)
+    if err:
+        return None, f"the rewritten form would read different elements: {err}"
+    return _text(rep, form, names), ""
+
+
+def _symbols(form: _Form) -> bool:
+    vals = [v for d in form.dims for v in (d.start, d.stop) if v is not None]
+    vals += [c for _, c in form.pattern] + [form.offset]
+    return any(not isinstance(v, int) for v in vals)
+
+
+# ----- the migrated file ---------------------------------------------------------------------------
+
+def migrate_kernel(report: KernelReport) -> Migration:
+    """Rewrite every legacy access of ``report``'s kernel in its source."""
+    source = report.read.source
+    findings: list[Finding] = []
+    by_node: dict[int, list[AccessReport]] = {}
+    for rep in report.accesses:
+        if rep.raw.legacy or rep.raw.mask is not None:
+            by_node.setdefault(id(rep.raw.node), []).append(rep)
+    texts: dict[int, str] = {}
+    edits: list[tuple[int, int, str]] = []
+    src = _Source(source)
+    done_nodes: set[int] = set()
+    for reps in by_node.values():
+        results = [migrate_access(rep, report) for rep in reps]
+        new = {t for t, _ in results}
+        rep0 = reps[0]
+        if None in new:
+            why = next(w for t, w in results if t is None)
+            findings.append(Finding(rep0.raw.line, f"not migrated: {ast.unparse(rep0.raw.node)}: "
+                                    f"{why}", "migration"))
+            continue
+        if len(new) > 1:
+            findings.append(Finding(rep0.raw.line, f"not migrated: {ast.unparse(rep0.raw.node)} "
+                                    "is reached with different indices (a helper called from "
+                                    "several places): rewrite it by hand", "migration"))
+            continue
+        text = new.pop()
+        for rep in reps:
+            texts[id(rep)] = text
+        edits.append((*src.span(rep0.raw.node), text))
+        done_nodes.add(id(rep0.raw.node))
+    edits += _mask_edits(report, done_nodes, src, findings)
+    out = _apply(source, edits)
+    out = _drop_unused_indices(out)
+    try:
+        ast.parse(out)
+    except SyntaxError as e:  # a bug: never print a file that does not parse
+        findings.append(Finding(e.lineno or 0, f"internal error: the migrated file does not "
+                                f"parse ({e.msg}); nothing was rewritten", "migration"))
+        out, texts = source, {}
+    return Migration(out, texts, findings)
+
+
+class _Source:
+    """Character offsets of ``ast`` positions (whose columns count UTF-8 bytes)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines = source.splitlines(keepends=True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def pos(self, line: int, col: int) -> int:
+        text = self.lines[line - 1] if line - 1 < len(self.lines) else ""
+        return self.starts[line - 1] + len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
+
+    def span(self, node: Any) -> tuple[int, int]:
+        return self.pos(node.lineno, node.col_offset), self.pos(node.end_lineno, node.end_col_offset)
+
+
+def _mask_edits(report: KernelReport, done: set[int], src: _Source,
+                findings: list[Finding]) -> list[tuple[int, int, str]]:
+    calls: dict[int, tuple[ast.Call, ast.keyword, list[AccessReport]]] = {}
+    for rep in report.accesses:
+        if rep.raw.mask_node is not None and rep.raw.call_node is not None:
+            key = id(rep.raw.mask_node)
+            calls.setdefault(key, (rep.raw.call_node, rep.raw.mask_node, []))[2].append(rep)
+    edits = []
+    for call, kw, reps in calls.values():
+        if not all(id(r.raw.node) in done for r in reps):
+            findings.append(Finding(kw.lineno, f"mask= of `{ast.unparse(call.func)}` kept: not "
+                                    "every access of the call was rewritten", "migration"))
+            continue
+        before = [n for n in (*call.args, *call.keywords)
+                  if n is not kw and (n.end_lineno, n.end_col_offset) <= (kw.lineno, kw.col_offset)]
+        if before:
+            prev = max(before, key=lambda n: (n.end_lineno, n.end_col_offset))
+            start = src.pos(prev.end_lineno, prev.end_col_offset)
+        else:
+            start = src.pos(kw.lineno, kw.col_offset)
+        end = src.pos(kw.end_lineno, kw.end_col_offset)
+        if not before:  # mask= is the first argument: drop its trailing comma too
+            rest = report.read.source[end:]
+            stripped = rest.lstrip()
+            if stripped.startswith(","):
+                end += len(rest) - len(stripped) + 1
+        edits.append((start, end, ""))
+    return edits
+
+
+def _apply(source: str, edits: list[tuple[int, int, str]]) -> str:
+    out = source
+    for start, end, text in sorted(edits, key=lambda e: e[0], reverse=True):
+        out = out[:start] + text + out[end:]
+    return out
+
+
+def _is_index_def(value: ast.expr) -> bool:
+    """An expression that only builds an index: it mentions ``arange`` / ``mgrid`` and calls
+    nothing but ``arange``."""
+    nodes = list(ast.walk(value))
+    calls_ok = all(isinstance(n.func, ast.Attribute) and n.func.attr == "arange"
+                   for n in nodes if isinstance(n, ast.Call))
+    return calls_ok and any(isinstance(n, ast.Attribute) and n.attr in ("arange", "mgrid")
+                            for n in nodes)
+
+
+def _blocks(scopes: list[ast.AST]) -> list[tuple[ast.AST, set[str]]]:
+    """Every statement container, with the names read in its innermost function."""
+    out = []
+    for scope in scopes:
+        used = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)}
+        stack = [scope]
+        while stack:
+            node = stack.pop()
+            out.append((node, used))
+            stack += [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.FunctionDef)]
+    return out
+
+
+def _drop_unused_indices(source: str) -> str:
+    """Remove ``x = nl.arange(...)...`` / ``i, j = nl.mgrid[...]`` statements whose names are
+    no longer read (repeated: one removal can free another); a block left empty gets ``pass``."""
+    while True:
+        tree = ast.parse(source)
+        drop: list[tuple[int, int, str]] = []  # (first line, last line, replacement)
+        scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        for parent, used in _blocks(scopes):
+            for field_name in ("body", "orelse", "finalbody"):
+                block = getattr(parent, field_name, None)
+                if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
+                    continue
+                dead = [st for st in block if isinstance(st, ast.Assign)
+                        and _is_index_def(st.value)
+                        and not ({n.id for t in st.targets for n in ast.walk(t)
+                                  if isinstance(n, ast.Name)} & used)]
+                for k, st in enumerate(dead):
+                    keep_pass = len(dead) == len(block) and k == 0
+                    drop.append((st.lineno, st.end_lineno, "pass" if keep_pass else ""))
+        if not drop:
+            return source
+        lines = source.splitlines(keepends=True)
+        for first, last, repl in sorted(drop, reverse=True):
+            line = lines[first - 1]
+            indent = line[:len(line) - len(line.lstrip())]
+            lines[first - 1:last] = [f"{indent}{repl}\n"] if repl else []
+        source = "".join(lines)
