@@ -106,7 +106,7 @@ class Run:
         else:
             text = f"{res.path}: ok"
         if self.progress is not None:
-            self.progress.console.print(text, markup=False, highlight=False)
+            self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
         else:
             print(text, file=sys.stderr, flush=True)
 
@@ -334,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as e:
         print(str(e), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # the worker processes are already stopped
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -266,3 +266,18 @@ def test_timeout_flag_stops_a_large_kernel(tmp_path, capsys):
     big.write_text(KERNEL.split("        head =")[0] + body)
     assert main(["optimize", str(big), "--timeout", "0.05"]) == 1
     assert "timed out after 0.05 s" in capsys.readouterr().err
+
+
+def test_explain_with_json_goes_into_the_document_per_file(lib, capsys):
+    main(["optimize", str(lib / "a.py"), str(lib / "attn" / "b.py"), "--explain", "--json",
+          "-j", "1"])
+    doc = json.loads(capsys.readouterr().out)
+    assert all("head as tile.muls operand 0: copy" in f["explain"] for f in doc["files"])
+
+
+def test_on_a_terminal_a_progress_bar_replaces_the_ok_lines(lib, monkeypatch, capsys):
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    main(["optimize", str(lib / "a.py"), str(lib / "attn"), "--check", "-j", "1"])
+    err = capsys.readouterr().err
+    assert "3/3" in err and "━" in err
+    assert f"{lib / 'a.py'}: would change" in err and f"{lib / 'a.py'}: ok" not in err

@@ -1,0 +1,17 @@
+"""benchmarks/bench_batch.py (issue 14's files-per-second benchmark) runs on a tiny library and
+prints one row per -j value (timings are not asserted)."""
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks import bench_batch  # noqa: E402
+
+
+def test_bench_batch_prints_a_row_per_jobs_value_with_every_file_optimized(capsys):
+    bench_batch.main(["--files", "6", "--jobs", "1", "--sizes", "10"])
+    out = capsys.readouterr().out
+    assert "6 kernels" in out
+    assert re.search(r"^\| 1 \| 6 \| 0 \| [\d.]+ \| [\d.]+ \| 1\.00× \| [\d,]+ -> [\d,]+ \|$", out, re.M)
