@@ -141,12 +141,11 @@ def discover(paths: Iterable[str], stdin=None) -> list[Source]:
     out: list[Source] = []
     seen: set[Path] = set()
 
-    def add(path: str, rel: Path) -> None:
-        key = Path(path).resolve()
-        if key in seen:
-            return
-        seen.add(key)
-        out.append(_read(path, rel))
+    def add(src: Source) -> None:
+        key = Path(src.path).resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(src)
 
     for p in paths:
         if p == STDIN:
@@ -157,14 +156,11 @@ def discover(paths: Iterable[str], stdin=None) -> list[Source]:
                 rel = f.relative_to(root)
                 if any(part.startswith(".") for part in rel.parts[:-1]) or not f.is_file():
                     continue
-                try:
-                    head = f.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    head = "@pl.program"  # unreadable: let _read report it
-                if PROGRAM_MARK.search(head):
-                    add(str(f), rel)
+                src = _read(str(f), rel)
+                if src.text is None or PROGRAM_MARK.search(src.text):  # unreadable: reported
+                    add(src)
         else:
-            add(p, Path(Path(p).name))
+            add(_read(p, Path(Path(p).name)))
     return out
 
 
