@@ -1,12 +1,28 @@
-"""Acc accumulator windows: which window each value names, and which the MAD writes wrong.
+"""Acc accumulator windows: which windows each value may name, and which the MAD writes wrong.
 
 Seed: "Acc accumulator windows" in ``shared/seeds/canonicalize_tile_slice.txt``.  L0C is NZ:
 block (rb, cb) of an [M, N] tile sits at (cb * M/16 + rb) * fractal, so a window is contiguous
 only when it spans the parent's full row extent or lies inside one 16-column block — and, as the
 exhaustive NZ sweep shows (a tightening of the seed, for soundness), a full-row window that crosses
-a block boundary only when its column offset is a multiple of 16.  The MAD
-writes its destination compactly with no destination stride, so any other window used as an
-accumulator is a silent miscompute, and there is no repair: it is rejected.
+a block boundary only when its column offset is a multiple of 16.  The MAD writes its destination
+compactly with no destination stride, so any other window used as an accumulator is a silent
+miscompute, and there is no repair: it is rejected.
+
+Beyond the seed (issue 15), every accumulator window must be *proven* contiguous, on every path:
+
+* **may-name** — a value may name several windows: an ``if`` whose arms yield different windows,
+  a loop whose yield names another window than its initializer (the back edge, unless the loop
+  provably runs at most once; the zero-trip exit, unless it provably runs at least once), and any
+  nesting of these.  ``w_may`` holds every window a value may name, with the first branch point
+  on the path to it; each one reaching a write-back operand is checked.
+* **positive proofs** — a checked window is accepted only by a contiguity proof: a constant
+  column offset (``w_contig``), or a dynamic one whose known multiple keeps the window inside one
+  block or starts every full-row window on a block boundary (``w_dyn_contig``).  A check left
+  without a proof after saturation is a violation — a missing fact means "reject".
+* **any element width, batch parents** — the NZ layout is 16 x 16 *elements* whatever the element
+  width, so the rule holds for every dtype; a 3-D (batch) Acc tile stores each page as an NZ tile
+  of its own, so a 2-D window of one page (``tile.slice(acc3, [1, R, C], [b, r, c], drop_dims=[0])``)
+  is judged against the page's rows.
 
 This module is egglog text run in a small e-graph of its own (``egraph_tiles.egraph.windows``
 encodes one function's dataflow as the facts below — bulk-loaded as the ``LOAD`` tables, whose
@@ -25,6 +41,8 @@ program-order index; all of them are *structure*, encoded verbatim from the IR):
 ``(w_param v)``                v is a function parameter.
 ``(w_slice v src r c)``        ``v = tile.slice(src, shape, [r, c], ...)`` (canonical, valid_shape or
                                drop_dims: the window needs only the physical base and offset).
+``(w_slice3 v src b r c)``     ``v = tile.slice(src, [1, R, C], [b, r, c], drop_dims=[0])``: a 2-D
+                               window of page b of a 3-D tile.
 ``(w_alias v w)``              ``v = w``.
 ``(w_call s op)`` / ``(w_arg s k v)`` / ``(w_result s v)``   any other registered or opaque call.
 ``(w_op_view op)``             registry: output inherits argument 0's memory and is in-place safe.
@@ -32,30 +50,38 @@ program-order index; all of them are *structure*, encoded verbatim from the IR):
 ``(w_op_fresh op)``            registry: neither — the output is a value of its own.
 ``(w_iter L k ia init)`` / ``(w_yield L k y)`` / ``(w_loop_ret L k ret)``   for / while carries.
 ``(w_bounds L start stop step)``  a ``for`` loop's bounds (folded by the offset rules).
+``(w_loopvar u L)``            scalar ``u`` is the loop variable of ``for`` loop L.
 ``(w_if I k then_y else_y ret)``  an if's k-th merged value.
 
 Derived, in the order the rules below build them:
 
-same extent          both ends of an edge provably have the same extent (dtype, rank, equal
-                     constants): every edge rule joins ``(w_ext a e) (w_ext b e)`` on its own ends.
+``(w_mult o)``        a power of two dividing offset o's value (known-multiple lattice, merge max).
 ``(w_ident v src)``   an identity-preserving edge whose ends have the same extent.
 ``(w_root v)``        v provably names no window: its own storage is a parent.
-``(w_names v P r c)`` v names the window of root parent P at offset (r, c).
+``(w_names v P r c)`` v names the window of root parent P at offset (r, c) on every path.
+``(w_ge1 L)`` / ``(w_le1 L)``  1 when loop L provably runs at least / at most once (else 0).
+``(w_may v P r c via)``  v may name that window; ``via`` is -1 when it always does, else the first
+                      branch point on the path: ``4*I`` / ``4*I+1`` (then / else arm of if I),
+                      ``4*L+2`` (the value loop L yields: its result, or its carry after the back
+                      edge), ``4*L+3`` (loop L's result when it runs no trip: its initializer).
 ``(w_dest s v)``      statement s writes back into v (a registry reuses_arg operand).
-``(w_probe P R C c)`` an R x C accumulator window at constant column offset c of P is written.
-``(w_noncontig P R C c)``  THE rules: that window is not contiguous in P's NZ layout — fewer
-                          rows than P and crossing a 16-column block boundary, or every row of P
-                          but starting mid-block (c not a multiple of 16) and crossing one.
-``(w_mid_block P R C c)``   the second reason (the message explains it).
-``(w_violation s v P R C c)``              s accumulates into such a window (v names it).
-``(w_backedge_violation L s y P R C c)``   loop L's carry is an accumulator destination of s and
-                                         its trailing yield names such a window (R x C being
-                                         the iter-arg's extent), and L provably runs twice.
+``(w_check s v P R C c via)``  an R x C window at column offset c of P is written by s.
+``(w_probe P R C k)``          the same at a constant column offset k.
+``(w_contig P R C k)``         THE positive rules: that window is contiguous in P's NZ layout.
+``(w_dyn_contig P R C m)``     every such window at a column offset that is a multiple of m is.
+``(w_ok P R C c)``             1 once the check is proven contiguous (merge max; 0 at the check).
+``(w_noncontig P R C k)`` / ``(w_mid_block P R C k)``  why a constant window is not (the message).
+``(w_violation s v P R C c via)``   a check with no proof (stratum ``w_verdict``); read back as
+                                    ``w_viol_k`` (constant offset k) / ``w_viol_m`` (multiple m).
 
-Anything unprovable derives nothing, so it stays silent: a value that is neither ``w_root`` nor
-``w_names`` (an opaque call, a shape-changing reshape, an if whose arms differ) is never taken as
-a parent, a symbolic extent has no ``w_ext``, a dynamic column offset never folds to ``WK``.
+Termination: ``w_names`` is acyclic (loop results need the same window on both edges), and
+``w_may`` only follows a slice with its offsets when the slice is strictly smaller than its source
+(a same-extent slice of an in-bounds program has offset 0 and keeps the source's windows), so no
+cycle through a loop's back edge can grow an offset.  Values with no fact — an opaque call, a
+shape-changing reshape — name no window and are not checked here.
 """
+
+from .sorts import CAP
 
 SCHEMA = """
 (datatype WOff
@@ -74,6 +100,7 @@ SCHEMA = """
 (relation w_ext (i64 WExtent))
 (relation w_param (i64))
 (relation w_slice (i64 i64 WOff WOff))
+(relation w_slice3 (i64 i64 WOff WOff WOff))
 (relation w_alias (i64 i64))
 (relation w_call (i64 i64))
 (relation w_arg (i64 i64 i64))
@@ -85,22 +112,31 @@ SCHEMA = """
 (relation w_yield (i64 i64 i64))
 (relation w_loop_ret (i64 i64 i64))
 (relation w_bounds (i64 WOff WOff WOff))
+(relation w_loopvar (i64 i64))
 (relation w_if (i64 i64 i64 i64 i64))
 
+(function w_mult (WOff) i64 :merge (max old new))
 (relation w_dims2 (i64 i64 i64))
 (relation w_acc_parent (i64 i64))
+(relation w_acc_cols (i64 i64))
 (relation w_ident (i64 i64))
 (relation w_root (i64))
 (relation w_names (i64 i64 WOff WOff))
+(function w_ge1 (i64) i64 :merge (max old new))
+(function w_le1 (i64) i64 :merge (max old new))
+(relation w_may (i64 i64 WOff WOff i64))
 (relation w_dest (i64 i64))
-(relation w_flow (i64 i64))
-(relation w_carry_dest (i64 i64))
-(relation w_two_trips (i64))
+(relation w_check (i64 i64 i64 i64 i64 WOff i64))
+(function w_ok (i64 i64 i64 WOff) i64 :merge (max old new))
 (relation w_probe (i64 i64 i64 i64))
+(relation w_contig (i64 i64 i64 i64))
+(relation w_dprobe (i64 i64 i64 i64))
+(relation w_dyn_contig (i64 i64 i64 i64))
 (relation w_noncontig (i64 i64 i64 i64))
 (relation w_mid_block (i64 i64 i64 i64))
-(relation w_violation (i64 i64 i64 i64 i64 i64))
-(relation w_backedge_violation (i64 i64 i64 i64 i64 i64 i64))
+(relation w_violation (i64 i64 i64 i64 i64 WOff i64))
+(relation w_viol_k (i64 i64 i64 i64 i64 i64 i64))
+(relation w_viol_m (i64 i64 i64 i64 i64 i64 i64))
 """
 
 LOAD = """
@@ -115,6 +151,7 @@ LOAD = """
 (relation WConsRow (i64 i64 i64))
 (relation WExtRow (i64 String i64))
 (relation WSliceRow (i64 i64 i64 i64))
+(relation WSlice3Row (i64 i64 i64 i64 i64))
 (relation WBoundsRow (i64 i64 i64 i64))
 (ruleset w_load)
 ; bulk loading (``egraph_tiles.egraph.schedule.load_tables``): each row names a term by a node id
@@ -131,11 +168,15 @@ LOAD = """
 (rule ((WConsRow n d t)) ((union (WD n) (WCons d (WD t)))) :ruleset w_load :name "w-load-dims-cons")
 (rule ((WExtRow v dt n)) ((w_ext v (WExt dt (WD n)))) :ruleset w_load :name "w-load-extent")
 (rule ((WSliceRow v src r c)) ((w_slice v src (WN r) (WN c))) :ruleset w_load :name "w-load-slice")
+(rule ((WSlice3Row v src b r c)) ((w_slice3 v src (WN b) (WN r) (WN c)))
+      :ruleset w_load :name "w-load-page-slice")
 (rule ((WBoundsRow L a b st)) ((w_bounds L (WN a) (WN b) (WN st))) :ruleset w_load :name "w-load-bounds")
 """
 
-RULES = """
+RULES = f"""
 (ruleset windows)
+(ruleset w_may_rules)
+(ruleset w_verdict)
 
 ; ---- offsets: constant folding, so chained slices accumulate a constant column offset
 ; (seed: "chained slices are peeled, offsets accumulated"; scalar SSA definitions are unioned)
@@ -145,17 +186,44 @@ RULES = """
 (rewrite (WAdd x (WK 0)) x :ruleset windows :name "w-add-zero-r")
 (rewrite (WAdd (WK 0) x) x :ruleset windows :name "w-add-zero-l")
 
+; ---- known multiples of offsets (seed: "Dynamic offsets are also kept zero-copy when scalar SSA
+; arithmetic proves that their known multiple ..."; issue 15: a dynamic accumulator offset is
+; accepted only when its known multiple proves the window cannot cross a block).  A power of two;
+; merge = max (two true power-of-two divisors: the larger one is true too); capped at 2^30.
+(rule ((= t (WK k)) (!= k 0) (> k -9223372036854775807)) ((set (w_mult t) (min (& k (- 0 k)) {CAP})))
+      :ruleset windows :name "w-mult-constant")
+(rule ((= t (WK 0))) ((set (w_mult t) {CAP})) :ruleset windows :name "w-mult-zero")
+(rule ((= t (WSym u))) ((set (w_mult t) 1)) :ruleset windows :name "w-mult-symbol")
+(rule ((= t (WOpaque n))) ((set (w_mult t) 1)) :ruleset windows :name "w-mult-opaque")
+(rule ((= t (WAdd a b)) (= ma (w_mult a)) (= mb (w_mult b))) ((set (w_mult t) (min ma mb)))
+      :ruleset windows :name "w-mult-add")
+(rule ((= t (WSub a b)) (= ma (w_mult a)) (= mb (w_mult b))) ((set (w_mult t) (min ma mb)))
+      :ruleset windows :name "w-mult-sub")
+(rule ((= t (WMul a b)) (= ma (w_mult a)) (= mb (w_mult b))) ((set (w_mult t) (min (* ma mb) {CAP})))
+      :ruleset windows :name "w-mult-mul")
+; the variable of pl.range(start, stop, step) takes start + i*step: a multiple of gcd(start, step)
+(rule ((w_loopvar u L) (w_bounds L a b st) (= ma (w_mult a)) (= ms (w_mult st)))
+      ((set (w_mult (WSym u)) (min ma ms))) :ruleset windows :name "w-mult-loop-var")
+
 ; ---- extents (seed: "an edge is recorded only when both ends provably describe the same window
 ; extent — same rank, same dtype, and every dimension a compile-time constant of the same value")
 ; (joined inline below — ``(w_ext a e) (w_ext b e)`` — so only the pairs an edge relates are
 ; compared, never every pair of values with one extent)
 (rule ((w_ext v (WExt dt (WCons r (WCons c (WNil))))))
       ((w_dims2 v r c)) :ruleset windows :name "w-dims2")
-; the parent the verdict is read from: a 2-D Acc tile of 4-byte elements with constant rows
-; (seed: "the 16-column-block arithmetic assumes a 4-byte accumulator element"; the parent's
-; column count may be symbolic — a window crossing a block boundary has >= 2 block columns)
-(rule ((w_tile p "Acc" 32 2) (w_dim p 0 pr))
+; the parent the verdict is read from: an Acc tile with constant rows.  The NZ blocks are 16 x 16
+; *elements* for every element width, so any dtype qualifies (issue 15; the seed only treated
+; 4-byte accumulators).  A 2-D parent's rows are dimension 0; a 3-D (batch) parent keeps each
+; page as an NZ tile of its own, so a window of one page is judged against the page's rows
+; (dimension 1).  The column count may be symbolic — only the may-name peel needs it.
+(rule ((w_tile p "Acc" bits 2) (w_dim p 0 pr))
       ((w_acc_parent p pr)) :ruleset windows :name "w-acc-parent")
+(rule ((w_tile p "Acc" bits 3) (w_dim p 1 pr))
+      ((w_acc_parent p pr)) :ruleset windows :name "w-acc-batch-parent")
+(rule ((w_tile p "Acc" bits 2) (w_dim p 1 pc))
+      ((w_acc_cols p pc)) :ruleset windows :name "w-acc-cols")
+(rule ((w_tile p "Acc" bits 3) (w_dim p 2 pc))
+      ((w_acc_cols p pc)) :ruleset windows :name "w-acc-batch-cols")
 
 ; ---- identity-preserving edges, each only between equal extents
 ; seed edge "v = w (plain SSA alias)"
@@ -184,10 +252,14 @@ RULES = """
 (rule ((w_if I k t el ret) (w_root t) (w_root el) (w_ext ret x) (w_ext t x) (w_ext el x))
       ((w_root ret)) :ruleset windows :name "w-root-if")
 
-; ---- window resolution
+; ---- window resolution (must-name: the window on every path)
 ; seed "v = tile.slice(src, shape, offset): the window itself"
 (rule ((w_slice v src r c) (w_root src))
       ((w_names v src r c)) :ruleset windows :name "w-names-slice")
+; a 2-D window of one page of a 3-D (batch) tile: the page is an NZ tile of its own, so only the
+; in-page offset matters
+(rule ((w_slice3 v src b r c) (w_root src) (w_dims2 v h w))
+      ((w_names v src r c)) :ruleset windows :name "w-names-page-slice")
 ; seed "chained slices are peeled, offsets accumulated"
 (rule ((w_slice v src r c) (w_names src p r0 c0))
       ((w_names v p (WAdd r0 r) (WAdd c0 c))) :ruleset windows :name "w-names-peel")
@@ -205,55 +277,125 @@ RULES = """
        (w_ext ret x) (w_ext t x) (w_ext el x))
       ((w_names ret p r c)) :ruleset windows :name "w-names-if")
 
+; ---- trip counts: 0 for every carrying loop, 1 once proven (constant bounds, step > 0); a
+; ``while`` has no bounds and proves nothing
+(rule ((w_iter L k ia init)) ((set (w_ge1 L) 0) (set (w_le1 L) 0)) :ruleset windows :name "w-trips-unknown")
+(rule ((w_bounds L (WK a) (WK b) (WK st)) (> st 0) (< a b))
+      ((set (w_ge1 L) 1)) :ruleset windows :name "w-runs-at-least-once")
+(rule ((w_bounds L (WK a) (WK b) (WK st)) (> st 0) (>= (+ a st) b))
+      ((set (w_le1 L) 1)) :ruleset windows :name "w-runs-at-most-once")
+
+; ---- may-name (issue 15): every window a value may name, with the first branch point on the
+; path.  Only windows of an Acc parent are followed (the only ones judged).  Read after the
+; ``windows`` stratum: ``(= 0 (w_ge1 L))`` means "no proof that L runs at least once".
+(rule ((w_names v p r c) (w_acc_parent p pr)) ((w_may v p r c -1))
+      :ruleset w_may_rules :name "w-may-must")
+(rule ((w_ident v src) (w_may src p r c via)) ((w_may v p r c via))
+      :ruleset w_may_rules :name "w-may-ident")
+; a slice strictly smaller than its source: offsets accumulate (the peel, on every path)
+(rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< h hs))
+      ((w_may v p (WAdd r0 r) (WAdd c0 c) via)) :ruleset w_may_rules :name "w-may-peel-rows")
+(rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< w ws))
+      ((w_may v p (WAdd r0 r) (WAdd c0 c) via)) :ruleset w_may_rules :name "w-may-peel-cols")
+; a slice as large as its source is, in bounds, the source itself (offset 0)
+(rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_ext v e) (w_ext src e))
+      ((w_may v p r0 c0 via)) :ruleset w_may_rules :name "w-may-peel-same-extent")
+; an if result: either arm's windows
+(rule ((w_if I k t el ret) (w_may t p r c -1) (w_ext ret x) (w_ext t x))
+      ((w_may ret p r c (* I 4))) :ruleset w_may_rules :name "w-may-if-then")
+(rule ((w_if I k t el ret) (w_may el p r c -1) (w_ext ret x) (w_ext el x))
+      ((w_may ret p r c (+ (* I 4) 1))) :ruleset w_may_rules :name "w-may-if-else")
+(rule ((w_if I k t el ret) (w_may t p r c via) (!= via -1) (w_ext ret x) (w_ext t x))
+      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-if-then-nested")
+(rule ((w_if I k t el ret) (w_may el p r c via) (!= via -1) (w_ext ret x) (w_ext el x))
+      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-if-else-nested")
+; a loop result: the yield's windows (any trip count, including one) ...
+(rule ((w_loop_ret L k ret) (w_yield L k y) (w_may y p r c -1) (w_ext ret e) (w_ext y e))
+      ((w_may ret p r c (+ (* L 4) 2))) :ruleset w_may_rules :name "w-may-loop-ret-yield")
+(rule ((w_loop_ret L k ret) (w_yield L k y) (w_may y p r c via) (!= via -1) (w_ext ret e) (w_ext y e))
+      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-loop-ret-yield-nested")
+; ... and the initializer's, unless the loop provably runs at least once
+(rule ((w_loop_ret L k ret) (w_iter L k ia init) (= 0 (w_ge1 L)) (w_may init p r c -1)
+       (w_ext ret e) (w_ext init e))
+      ((w_may ret p r c (+ (* L 4) 3))) :ruleset w_may_rules :name "w-may-loop-ret-zero-trips")
+(rule ((w_loop_ret L k ret) (w_iter L k ia init) (= 0 (w_ge1 L)) (w_may init p r c via) (!= via -1)
+       (w_ext ret e) (w_ext init e))
+      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-loop-ret-zero-trips-nested")
+; the loop back edge: from the second trip on, the carry names what the body yielded — unless the
+; loop provably runs at most once (seed: "a single-trip loop never takes its back edge")
+(rule ((w_iter L k ia init) (w_yield L k y) (= 0 (w_le1 L)) (w_may y p r c -1) (w_ext ia e) (w_ext y e))
+      ((w_may ia p r c (+ (* L 4) 2))) :ruleset w_may_rules :name "w-may-back-edge")
+(rule ((w_iter L k ia init) (w_yield L k y) (= 0 (w_le1 L)) (w_may y p r c via) (!= via -1)
+       (w_ext ia e) (w_ext y e))
+      ((w_may ia p r c via)) :ruleset w_may_rules :name "w-may-back-edge-nested")
+; (the offsets the peel accumulates are folded by the ``windows`` stratum, which the schedule
+; re-saturates between rounds of these rules)
+
 ; ---- accumulator destinations, from the registry's reuses_arg (never an op list)
 (rule ((w_call s op) (w_op_reuses op k) (w_arg s k v))
-      ((w_dest s v)) :ruleset windows :name "w-dest")
-; seed: "it fires only for carries the body actually uses as an accumulator destination" —
-; the iter-arg itself or a value identical to it
-(rule ((w_iter L k ia init)) ((w_flow ia ia)) :ruleset windows :name "w-flow-self")
-(rule ((w_flow ia u) (w_ident v u)) ((w_flow ia v)) :ruleset windows :name "w-flow-ident")
-(rule ((w_flow ia v) (w_dest s v)) ((w_carry_dest ia s)) :ruleset windows :name "w-carry-dest")
-; seed: "only when the loop provably runs more than once — constant start / stop / step with
-; start + step < stop" (step > 0; a while has no bounds, so it never counts)
-(rule ((w_bounds L (WK a) (WK b) (WK st)) (> st 0) (< (+ a st) b))
-      ((w_two_trips L)) :ruleset windows :name "w-two-trips")
+      ((w_dest s v)) :ruleset w_may_rules :name "w-dest")
+; every window a destination may name is checked, with the destination's own extent
+(rule ((w_dest s v) (w_may v p r c via) (w_dims2 v rows cols) (w_acc_parent p pr))
+      ((w_check s v p rows cols c via) (set (w_ok p rows cols c) 0))
+      :ruleset w_may_rules :name "w-check-dest")
+(rule ((w_check s v p rows cols (WK k) via)) ((w_probe p rows cols k))
+      :ruleset w_may_rules :name "w-probe-constant")
+(rule ((w_check s v p rows cols c via) (= m (w_mult c))) ((w_dprobe p rows cols m))
+      :ruleset w_may_rules :name "w-probe-multiple")
 
-; ---- the windows that are written
-; seed: "a matmul accumulator operand that is a non-contiguous Acc window" — at a constant
-; column offset (a dynamic column offset stays silent)
-(rule ((w_dest s v) (w_names v p r (WK c)) (w_dims2 v rows cols))
-      ((w_probe p rows cols c)) :ruleset windows :name "w-probe-dest")
-; seed "the loop back edge is checked, not recorded": the yielded window, with the destination
-; extent taken from the IterArg
-(rule ((w_two_trips L) (w_iter L k ia init) (w_carry_dest ia s) (w_yield L k y)
-       (w_names y p r (WK c)) (w_dims2 ia rows cols))
-      ((w_probe p rows cols c)) :ruleset windows :name "w-probe-back-edge")
+; ---- THE contiguity rules, positive (seed: "A window is therefore contiguous only when it spans
+; the parent's full row extent, or lies inside a single 16-column block"), each proved with z3
+; against the NZ address function (egraph_tiles.sim.rulecheck).
+; inside one 16-column block: the first and the last column fall in the same block
+(rule ((w_probe p rows cols c) (>= c 0) (> cols 0) (= (/ c 16) (/ (+ c (- cols 1)) 16)))
+      ((w_contig p rows cols c)) :ruleset w_may_rules :name "w-contiguous-one-block")
+; every row of the parent, from a block boundary (the tightening found by the exhaustive NZ sweep
+; in tests/windows/test_windows_nz_layout.py: from mid-block the compact write puts, in every 16
+; columns of the window, the last (c mod 16) into the next row of the block layout)
+(rule ((w_probe p rows cols c) (w_acc_parent p rows) (>= c 0) (> cols 0) (= (% c 16) 0))
+      ((w_contig p rows cols c)) :ruleset w_may_rules :name "w-contiguous-full-rows")
+; a dynamic column offset that is a multiple of m: c mod 16 is a multiple of min(m, 16), so a
+; window at most min(m, 16) columns wide never crosses a block ...
+(rule ((w_dprobe p rows cols m) (> cols 0) (<= cols m) (<= cols 16))
+      ((w_dyn_contig p rows cols m)) :ruleset w_may_rules :name "w-dyn-contiguous-one-block")
+; ... and a full-row window whose offset is a multiple of 16 starts on a block boundary
+(rule ((w_dprobe p rows cols m) (w_acc_parent p rows) (> cols 0) (>= m 16))
+      ((w_dyn_contig p rows cols m)) :ruleset w_may_rules :name "w-dyn-contiguous-full-rows")
+; the slice is in bounds, so its offset is at most hi = (parent columns - cols): with a multiple
+; m < 16 the largest residue mod 16 it can reach is min(16 - m, the largest multiple of m <= hi)
+; (an interval fact from the parent's bounds) — a window that fits after it never crosses ...
+(rule ((w_dprobe p rows cols m) (w_acc_cols p pc) (> cols 0) (< m 16) (>= (- pc cols) 0)
+       (<= (+ (min (- 16 m) (* (/ (- pc cols) m) m)) cols) 16))
+      ((w_dyn_contig p rows cols m)) :ruleset w_may_rules :name "w-dyn-contiguous-in-bounds")
+; ... and a full-row window whose only in-bounds offset is 0 starts on a block boundary
+(rule ((w_dprobe p rows cols m) (w_acc_parent p rows) (w_acc_cols p pc) (> cols 0)
+       (>= (- pc cols) 0) (< (- pc cols) m))
+      ((w_dyn_contig p rows cols m)) :ruleset w_may_rules :name "w-dyn-contiguous-only-offset-0")
+(rule ((w_check s v p rows cols (WK k) via) (w_contig p rows cols k))
+      ((set (w_ok p rows cols (WK k)) 1)) :ruleset w_may_rules :name "w-ok-constant")
+(rule ((w_check s v p rows cols c via) (= m (w_mult c)) (w_dyn_contig p rows cols m))
+      ((set (w_ok p rows cols c) 1)) :ruleset w_may_rules :name "w-ok-multiple")
 
-; ---- THE contiguity rule (seed: "A window is therefore contiguous only when it spans the
-; parent's full row extent, or lies inside a single 16-column block"): fewer rows than the
-; parent, and the first and last column fall in different 16-column blocks
+; ---- why a constant window is not contiguous (the message), each proved with z3 by a witness
+; fewer rows than the parent, and the first and last column fall in different 16-column blocks
 (rule ((w_probe p rows cols c) (w_acc_parent p pr) (< rows pr) (>= c 0) (> cols 0)
        (!= (/ c 16) (/ (+ c (- cols 1)) 16)))
-      ((w_noncontig p rows cols c)) :ruleset windows :name "w-noncontiguous")
-
-; THE tightening for full-row windows (soundness, found by the exhaustive NZ sweep in
-; tests/windows/test_windows_nz_layout.py): the seed's "spans the parent's full row extent" is
-; contiguous only from a column offset that is a multiple of 16.  From mid-block the compact NZ
-; write puts, in every 16 columns of the window, the last (c mod 16) into the next row of the
-; block layout — e.g. [16,16] at [0,8] of [16,64].  Inside one block ("lies inside a single
-; 16-column block") stays accepted.  ``w_mid_block`` records the reason for the message.
+      ((w_noncontig p rows cols c)) :ruleset w_may_rules :name "w-noncontiguous")
+; every row, but from mid-block and crossing a block boundary
 (rule ((w_probe p rows cols c) (w_acc_parent p rows) (> c 0) (> cols 0) (!= (% c 16) 0)
        (!= (/ c 16) (/ (+ c (- cols 1)) 16)))
       ((w_noncontig p rows cols c) (w_mid_block p rows cols c))
-      :ruleset windows :name "w-noncontiguous-mid-block")
+      :ruleset w_may_rules :name "w-noncontiguous-mid-block")
 
-; ---- violations (the driver turns each into a ValueError; c, the constant column offset,
-; lets it say why when the window starts mid-block)
-(rule ((w_dest s v) (w_names v p r (WK c)) (w_dims2 v rows cols) (w_noncontig p rows cols c))
-      ((w_violation s v p rows cols c)) :ruleset windows :name "w-violation")
-(rule ((w_two_trips L) (w_iter L k ia init) (w_carry_dest ia s) (w_yield L k y)
-       (w_names y p r (WK c)) (w_dims2 ia rows cols) (w_noncontig p rows cols c))
-      ((w_backedge_violation L s y p rows cols c)) :ruleset windows :name "w-backedge-violation")
+; ---- violations (stratum ``w_verdict``, after saturation: only then does ``w_ok = 0`` mean "no
+; proof exists"); the driver turns each into a ValueError naming the path
+(rule ((w_check s v p rows cols c via) (= 0 (w_ok p rows cols c)))
+      ((w_violation s v p rows cols c via)) :ruleset w_verdict :name "w-violation")
+(rule ((w_violation s v p rows cols (WK k) via))
+      ((w_viol_k s v p rows cols k via)) :ruleset w_verdict :name "w-violation-constant-offset")
+(rule ((w_violation s v p rows cols c via) (= m (w_mult c)))
+      ((w_viol_m s v p rows cols m via)) :ruleset w_verdict :name "w-violation-dynamic-offset")
 """
 
-SCHEDULE = "(run-schedule (saturate (run windows)))"
+SCHEDULE = ("(run-schedule (saturate (seq (saturate (run windows)) (run w_may_rules))) "
+            "(saturate (run w_verdict)))")

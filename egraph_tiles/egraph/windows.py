@@ -132,6 +132,7 @@ class _Encoding:
             elif isinstance(s, ForStmt):
                 self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
                          self.off(s.step))
+                self.row("w_loopvar", s.loop_var.uid, self.stmt(s))
 
     def sharing(self) -> None:
         """Aliases, loop carries and if merges, from the storage edges of the effects."""
@@ -171,9 +172,16 @@ class _Encoding:
             args = dict(enumerate(c.args))
         if c.op == "tile.slice" and target is not None:
             src, offs = args.get("src"), args.get("offset")
+            shape = args.get("shape")
             if isinstance(src, VarRef) and isinstance(offs, ListExpr) and len(offs.items) == 2:
                 r, col = (self.off(x) for x in offs.items)
                 self.row("WSliceRow", self.var(target), self.var(src.var), r, col)
+            elif isinstance(src, VarRef) and isinstance(offs, ListExpr) and len(offs.items) == 3 \
+                    and isinstance(shape, ListExpr) and const_int(shape.items[0]) == 1 \
+                    and isinstance(target.type, TileType) and target.type.rank == 2:
+                # a 2-D window of one page of a 3-D (batch) tile
+                b, r, col = (self.off(x) for x in offs.items)
+                self.row("WSlice3Row", self.var(target), self.var(src.var), b, r, col)
             else:
                 self.var(target)
             return
@@ -210,10 +218,10 @@ class Violation:
     parent: int  # uid of the Acc parent
     rows: int
     cols: int
-    col: int  # the window's constant column offset in the parent
+    col: int | None  # the window's constant column offset in the parent (None: dynamic)
     mid_block: bool = False  # rejected because it starts mid-block (rule w-noncontiguous-mid-block)
-    loop: int | None = None  # the loop whose back edge carries the window
-    yielded: int | None = None  # uid of the yielded value on that back edge
+    via: int = -1  # the first branch point on the path to the window (``w_may``), -1: every path
+    mult: int | None = None  # a dynamic column offset's known multiple
 
 
 def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
@@ -227,7 +235,7 @@ def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     eg.run_program(*eg.parse_program(rules.SCHEDULE))
     frozen = eg.freeze().functions
     out: dict[str, list[list[int]]] = {}
-    for name in ("w_violation", "w_backedge_violation", "w_noncontig", "w_mid_block"):
+    for name in ("w_viol_k", "w_viol_m", "w_noncontig", "w_mid_block", "w_contig", "w_dyn_contig"):
         fn = frozen.get(name)
         out[name] = [[eg.value_to_i64(v) for v in row.inputs]
                      for row in (fn.rows if fn is not None else []) if not row.subsumed]
@@ -249,18 +257,23 @@ def violations(function: Function, fx: Effects | None = None) -> tuple[_Encoding
                        f"{function.name!r}"):
         _, rows = run_rules(enc.rows)
     mid = {tuple(row) for row in rows["w_mid_block"]}
-    found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid)
-             for s, v, p, r, c, c0 in rows["w_violation"]]
-    found += [Violation(s, y, p, r, c, c0, (p, r, c, c0) in mid, loop=L, yielded=y)
-              for L, s, y, p, r, c, c0 in rows["w_backedge_violation"]]
-    found.sort(key=lambda x: (x.stmt, x.loop is not None, x.rows, x.cols))
+    found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid, via)
+             for s, v, p, r, c, c0, via in rows["w_viol_k"]]
+    constant = {(x.stmt, x.operand, x.parent, x.rows, x.cols, x.via) for x in found}
+    found += [Violation(s, v, p, r, c, None, via=via, mult=m)
+              for s, v, p, r, c, m, via in rows["w_viol_m"]
+              if (s, v, p, r, c, via) not in constant]
+    # every path first, then constant offsets, then the narrowest branch point
+    found.sort(key=lambda x: (x.stmt, x.via != -1, x.col is None, x.via, x.rows, x.cols))
     return enc, found
 
 
 def check_acc_windows(function: Function, fx: Effects | None = None) -> None:
     """Raise ``ValueError`` when an accumulator operand names an Acc window the MAD writes wrong.
 
-    Silent on anything unprovable (symbolic extents, dynamic column offsets, opaque values).
+    Every window the operand may name, on every path, must be proven contiguous (a dynamic
+    column offset by its known multiple); values with no window fact (opaque calls, symbolic
+    extents) name no window and are not checked here.
     """
     enc, found = violations(function, fx)
     if found and enc is not None:
@@ -274,6 +287,23 @@ def _where(span: Span) -> str:
     return f"{span.filename}:{span.line}" if span.line else "<unknown line>"
 
 
+def _path(enc: _Encoding, via: int) -> str:
+    """The branch point ``via`` (rules.windows ``w_may``) in words."""
+    if via < 0:
+        return ""
+    s = enc.fx.stmt_at(via // 4)
+    kind = via % 4
+    if kind < 2:
+        return f"when the `if` at line {s.span.line} takes its {('then', 'else')[kind]} arm"
+    loop = f"the loop at line {s.span.line}"
+    if kind == 3:
+        return f"when {loop} runs no trip (its result is then its initializer)"
+    y = trailing_yield(s.body) if isinstance(s, (ForStmt, WhileStmt)) else None
+    at = f" at line {y.span.line}" if y is not None else ""
+    return (f"through {loop}: the value its body yields{at} (the carry on every trip after the "
+            f"first, and the loop's result)")
+
+
 def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
     s = enc.fx.stmt_at(v.stmt)
     call = call_of(s)
@@ -281,28 +311,42 @@ def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
     parent = enc.vars[v.parent]
     ptype = parent.type
     assert isinstance(ptype, TileType)
-    pr = const_int(ptype.shape[0])
-    pc = const_int(ptype.shape[1])
+    pr = const_int(ptype.shape[-2])
+    pc = const_int(ptype.shape[-1])
     r, c = v.rows, v.cols
     pc_text = "?" if pc is None else str(pc)
+    page = "" if ptype.rank == 2 else " page of a " + "x".join(
+        str(const_int(d)) if const_int(d) is not None else "?" for d in ptype.shape) + " batch"
     operand = enc.vars[v.operand].name
-    if v.loop is not None:
-        loop = enc.fx.stmt_at(v.loop)
-        y = trailing_yield(loop.body) if isinstance(loop, (ForStmt, WhileStmt)) else None
-        yline = f" (yielded at line {y.span.line})" if y is not None else ""
-        subject = (f"the loop carry it accumulates into (loop at line {loop.span.line}) is, on "
-                   f"every iteration after the first, `{operand}`{yline}: a")
+    path = _path(enc, v.via)
+    if path:
+        subject = f"its accumulator `{operand}` may name — {path} — a"
     else:
         subject = f"its accumulator `{operand}` is a"
-    first = (f"{_where(s.span)}: in function {function.name!r}, {op} at line {s.span.line}: "
-             f"{subject} {r}x{c} row window of a {pr}x{pc_text} Acc (L0C) tile `{parent.name}` "
-             f"that is not contiguous in L0C's block layout.")
+    where = f"{_where(s.span)}: in function {function.name!r}, {op} at line {s.span.line}: "
+    window = f"{r}x{c} row window of a {pr}x{pc_text}{page} Acc (L0C) tile `{parent.name}`"
     layout = ("L0C stores an accumulator in 16x16 NZ blocks (block (rb, cb) of an [M, N] tile at "
               "(cb*M/16 + rb)*fractal), and the MAD writes its destination compactly with no "
               "destination stride, so ")
     rule = ("Rule: an accumulator window must span every row of its parent starting at a column "
             "offset that is a multiple of 16, or cover at most 16 columns inside one 16-column "
             "block.")
+    every = (" Every window a path can bring to the accumulator is checked: make each branch "
+             "(each arm, each yield) name a window that passes the rule." if path else "")
+    if v.col is None:
+        m = v.mult or 1
+        return "\n".join([
+            where + f"{subject} {window} at a dynamic column offset that is only known to be a "
+            f"multiple of {m}, so for some value it can cross a 16-column block boundary (or start "
+            f"a full-row window mid-block).",
+            layout + "a window that crosses a block boundary would be written into the wrong "
+            "rows (silently; pto-isa#253).",
+            rule,
+            f"Fix: make the column offset a provable multiple of 16 (e.g. j * 16, or a pl.range "
+            f"loop variable whose start and step are multiples of 16) and the window span every "
+            f"row of its parent or at most 16 columns; or use constant offsets.{every}",
+            _NOTE])
+    first = where + f"{subject} {window} that is not contiguous in L0C's block layout."
     if v.mid_block:
         lo, boundary = v.col % 16, (v.col // 16 + 1) * 16
         padded = -(-c // 16) * 16
@@ -315,7 +359,7 @@ def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
             rule,
             f"Fix: start the window on a 16-column block boundary — e.g. pad each packed window "
             f"to {padded} columns and take window i as tile.slice(acc, [{r}, {c}], "
-            f"[0, i * {padded}]).",
+            f"[0, i * {padded}]).{every}",
             _NOTE])
     lines = [
         first,
@@ -327,10 +371,10 @@ def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
         lines.append(
             f"Fix: pack the accumulator along columns instead of rows — allocate it as "
             f"{r} x {(pr // r) * c} (R x ((PR/R)*C) = {r} x (({pr}/{r})*{c})) and take window i "
-            f"as tile.slice(acc, [{r}, {c}], [0, i * {c}]).")
+            f"as tile.slice(acc, [{r}, {c}], [0, i * {c}]).{every}")
     else:
         lines.append("Fix: pack the accumulator along columns ([rows, N * tiles]) and slice "
-                     "columns, so every window spans all of its parent's rows.")
+                     f"columns, so every window spans all of its parent's rows.{every}")
     lines.append(_NOTE)
     return "\n".join(lines)
 

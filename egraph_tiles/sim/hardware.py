@@ -4,7 +4,8 @@ Each on-chip memory space (Vec, Mat, Left, Right, Acc, Bias) is a byte array.  F
 get 32-byte-aligned addresses from a bump allocator (which starts at :data:`ALLOC_BASE`),
 or the byte address their ``memref`` annotation names.  Tiles are row-major, except Acc
 tiles, which use the 16×16 NZ block layout: block ``(rb, cb)`` of an ``[M, N]`` tile sits
-at ``(cb * M/16 + rb) * 256`` elements, row-major inside the block.
+at ``(cb * M/16 + rb) * 256`` elements, row-major inside the block; a 3-D (batch) Acc tile
+keeps each page as such an NZ tile, one after the other.
 
 A tile value is a :class:`Ref`: its space, dtype and the byte address of every element.
 A view (slice, reshape, transpose_view, ...) is a Ref over its source's addresses, so it
@@ -59,6 +60,13 @@ def nz_index(rows: int, cols: int) -> np.ndarray:
     c = np.arange(cols)[None, :]
     return ((c // FRACTAL) * (mp // FRACTAL) + r // FRACTAL) * FRACTAL * FRACTAL \
         + (r % FRACTAL) * FRACTAL + c % FRACTAL
+
+
+def nz_index_batch(pages: int, rows: int, cols: int) -> np.ndarray:
+    """Element index of every ``(b, r, c)`` of a ``[pages, rows, cols]`` (batch) Acc tile: page b
+    is an NZ tile of its own at ``b * ceil16(rows) * ceil16(cols)`` elements."""
+    page = _ceil(max(rows, 1), FRACTAL) * _ceil(max(cols, 1), FRACTAL)
+    return np.arange(pages)[:, None, None] * page + nz_index(rows, cols)[None]
 
 
 class Memory:
@@ -155,10 +163,11 @@ class HardwareInterpreter(Interpreter):
         eb = sem.element_bytes(dt)
         shape = tuple(shape)
         if space is MemorySpace.Acc:
-            if len(shape) != 2:
-                raise UnsupportedByModel("Acc tiles of rank other than 2")
-            index = nz_index(*shape)
-            nbytes = _ceil(max(shape[0], 1), FRACTAL) * _ceil(max(shape[1], 1), FRACTAL) * eb
+            if len(shape) not in (2, 3):
+                raise UnsupportedByModel("Acc tiles of rank other than 2 or 3")
+            index = nz_index(*shape) if len(shape) == 2 else nz_index_batch(*shape)
+            pages = 1 if len(shape) == 2 else shape[0]
+            nbytes = pages * _ceil(max(shape[-2], 1), FRACTAL) * _ceil(max(shape[-1], 1), FRACTAL) * eb
         else:
             index = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
             nbytes = index.size * eb

@@ -457,6 +457,49 @@ def _noncontig_fact(k, a, v) -> z3.BoolRef:
     return z3.And(j < cols, z3.Not(nz_lands(p, rows, cols, c, NUM.val(0), j)))
 
 
+def _for_all(k, names: list[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
+    """``∀ names: body``.  As a rule's claim (an action) the variables are left free — the claim
+    is checked for validity, so they are universal, and the check stays quantifier-free."""
+    xs = [NUM.var(f"{n}!{k.fresh_n if k is not None else 0}") for n in names]
+    if k is not None:
+        k.fresh_n += 1
+    if k is not None and k.in_action:
+        return body(*xs)
+    return z3.ForAll(xs, body(*xs))
+
+
+def _lands_everywhere(k, p, rows, cols, c) -> z3.BoolRef:
+    """Every element of the probed window lands where the parent keeps it (contiguous)."""
+    return _for_all(k, ["contig!i", "contig!j"], lambda i, j: z3.Implies(
+        z3.And(i >= 0, i < rows, j >= 0, j < cols), nz_lands(p, rows, cols, c, i, j)))
+
+
+def _dprobe_fact(k, a, v) -> z3.BoolRef:
+    """A window of a dynamic column offset that is a multiple of m (a power of two), in scope."""
+    p, rows, cols, m = a
+    n, sixteen = _acc_cols(p), NUM.val(16)
+    return z3.And(pow2(m), m <= CAP, _acc_rows(p) >= 16, _acc_rows(p) <= NZ_BOUND,
+                  PRIMS["%"](_acc_rows(p), sixteen) == 0, n >= 1, n <= NZ_BOUND,
+                  rows >= 16, rows <= _acc_rows(p), PRIMS["%"](rows, sixteen) == 0,
+                  cols >= 1, cols <= n)
+
+
+def _dyn_contig_fact(k, a, v) -> z3.BoolRef:
+    """Every in-scope window at a column offset that is a multiple of m is contiguous."""
+    p, rows, cols, m = a
+    sixteen = NUM.val(16)
+
+    def at(c, i, j):
+        r0 = _probe_row(p, rows, cols, c)
+        # (each bound on its own too: 64-bit sums must not wrap)
+        in_scope = z3.And(c >= 0, c <= _acc_cols(p), c + cols <= _acc_cols(p), divides(m, c),
+                          r0 >= 0, r0 <= _acc_rows(p), PRIMS["%"](r0, sixteen) == 0,
+                          r0 + rows <= _acc_rows(p), i >= 0, i < rows, j >= 0, j < cols)
+        return z3.Implies(in_scope, nz_lands(p, rows, cols, c, i, j))
+
+    return _for_all(k, ["dyn!c", "dyn!i", "dyn!j"], at)
+
+
 #: what each lattice function / relation claims: (checker, argument values, result) -> Bool
 FACTS: dict[str, Callable[..., z3.BoolRef]] = {
     "Mult": lambda k, a, v: _mult_fact(a[0], v),
@@ -483,6 +526,11 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
     "w_acc_parent": lambda k, a, v: _acc_rows(a[0]) == a[1],
     "w_probe": _probe_fact,
     "w_noncontig": _noncontig_fact,
+    "w_contig": lambda k, a, v: _lands_everywhere(k, *a),
+    "w_dprobe": _dprobe_fact,
+    "w_dyn_contig": _dyn_contig_fact,
+    "w_acc_cols": lambda k, a, v: _acc_cols(a[0]) == a[1],
+    "w_mult": lambda k, a, v: _mult_fact(a[0], v),
     "w_mid_block": lambda k, a, v: z3.And(a[1] == _acc_rows(a[0]),
                                           PRIMS["%"](a[3], NUM.val(16)) != 0),
 }
@@ -867,7 +915,8 @@ def window_completeness(rules: list[RuleSpec], sigs: Signatures,
 def check_all(package: str = "egraph_tiles.rules") -> list[Verdict]:
     rules, sigs = collect(package)
     ck = Checker(sigs)
-    out = [ck.check(r) for r in rules]
+    # the NZ contiguity claims (rules/windows.py) bit-blast 64-bit products: give them longer
+    out = [ck.check(r, timeout_ms=120_000 if r.module == "windows" else 20_000) for r in rules]
     if any(r.module == "windows" for r in rules):
         out.append(window_completeness(rules, sigs))
     return out

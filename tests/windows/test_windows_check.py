@@ -119,8 +119,9 @@ return out
 """))
 
 
-def test_while_loop_back_edge_stays_silent():
-    check(kernel("""
+def test_while_loop_back_edge_is_rejected_naming_the_loop():
+    # issue 15: a while loop may take its back edge; the yielded window is then the carry
+    msg = rejection(kernel("""
 acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
 good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
 bad = pl.tile.slice(acc, [16, 32], [16, 0])
@@ -130,10 +131,13 @@ for (c,) in pl.while_(init_values=(good,)):
     out = pl.yield_(bad)
 return out
 """, extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
+    assert "may name — through the loop at line 9: the value its body yields at line 12" in msg
+    assert "make each branch" in msg
 
 
-def test_symbolic_trip_count_back_edge_stays_silent():
-    check(kernel("""
+def test_symbolic_trip_count_back_edge_is_rejected_naming_the_loop():
+    msg = rejection(kernel("""
 acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
 good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
 bad = pl.tile.slice(acc, [16, 32], [16, 0])
@@ -142,15 +146,64 @@ for k, (c,) in pl.range(0, n, 1, init_values=(good,)):
     out = pl.yield_(bad)
 return out
 """, extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
+    assert "through the loop at line 9: the value its body yields at line 11" in msg
 
 
-def test_dynamic_column_offset_stays_silent():
-    check(kernel("""
+def test_dynamic_column_offset_that_may_cross_a_block_is_rejected():
+    # issue 15: `off` is only known to be a multiple of 1, so the 16x16 window can cross a block
+    msg = rejection(kernel("""
 acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, off])
+w = pl.tile.slice(acc, [16, 16], [16, off])
 w2 = pl.tile.matmul_acc(w, lhs, rhs)
 return w2
-""", extra=", off: pl.Scalar[pl.INDEX]"))
+""", cols=16, extra=", off: pl.Scalar[pl.INDEX]"))
+    assert "tile.matmul_acc at line 8" in msg and "kernel.py:8:" in msg
+    assert "16x16 row window of a 32x64 Acc (L0C) tile `acc` at a dynamic column offset" in msg
+    assert "only known to be a multiple of 1" in msg
+    assert "Fix: make the column offset a provable multiple of 16" in msg
+
+
+def test_dynamic_column_offset_that_is_a_multiple_of_16_is_accepted_inside_one_block():
+    check(kernel("""
+acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
+for j in pl.range(0, 64, 16):
+    w = pl.tile.slice(acc, [16, 16], [16, j])
+    w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return acc
+""", cols=16))
+
+
+def test_dynamic_column_offset_of_a_full_row_window_is_accepted_when_a_multiple_of_16():
+    check(kernel("""
+acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
+off = blk * 32
+w = pl.tile.slice(acc, [16, 32], [0, off])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", blk: pl.Scalar[pl.INDEX]"))
+
+
+def test_dynamic_column_offset_of_a_full_row_window_at_a_multiple_of_8_is_rejected():
+    msg = rejection(kernel("""
+acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
+for j in pl.range(8, 96, 8):
+    w = pl.tile.slice(acc, [16, 32], [0, j])
+    w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return acc
+"""))
+    assert "only known to be a multiple of 8" in msg
+
+
+def test_narrow_window_at_a_small_multiple_is_accepted():
+    # a multiple of 4 and 4 columns wide: c mod 16 is 0, 4, 8 or 12, so it never crosses a block
+    check(kernel("""
+acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
+for j in pl.range(0, 60, 4):
+    w = pl.tile.slice(acc, [16, 4], [16, j])
+    w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return acc
+""", cols=4))
 
 
 def test_symbolic_parent_rows_stay_silent():
@@ -162,10 +215,11 @@ return w2
 """, extra=", m: pl.Scalar[pl.INDEX]"))
 
 
-def test_if_whose_arms_name_different_windows_is_not_bound():
-    check(kernel("""
+def test_if_whose_arms_name_different_windows_is_rejected_naming_the_arm():
+    # issue 15: the else arm brings the bad bottom half to the accumulator
+    msg = rejection(kernel("""
 acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-top = pl.tile.slice(acc, [16, 32], [0, 0])
+top = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
 bot = pl.tile.slice(acc, [16, 32], [16, 0])
 if n > 0:
     w = pl.yield_(top)
@@ -174,6 +228,40 @@ else:
 w2 = pl.tile.matmul_acc(w, lhs, rhs)
 return w2
 """, extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=13)
+    assert "may name — when the `if` at line 9 takes its else arm — a 16x32" in msg
+
+
+def test_if_whose_arms_both_name_good_windows_is_accepted():
+    check(kernel("""
+acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
+left = pl.tile.slice(acc, [16, 32], [0, 0])
+right = pl.tile.slice(acc, [16, 32], [0, 32])
+if n > 0:
+    w = pl.yield_(left)
+else:
+    w = pl.yield_(right)
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+
+
+def test_nested_if_inside_a_loop_names_the_inner_arm():
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+bot = pl.tile.slice(acc, [16, 32], [16, 0])
+for k, (c,) in pl.range(0, 4, 1, init_values=(good,)):
+    cc = pl.tile.matmul_acc(c, lhs, rhs)
+    if n > k:
+        y = pl.yield_(cc)
+    else:
+        y = pl.yield_(bot)
+    out = pl.yield_(y)
+return out
+""", extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
+    assert "when the `if` at line 11 takes its else arm" in msg
 
 
 def test_transpose_produces_a_fresh_buffer_and_does_not_carry_the_window():
@@ -350,7 +438,7 @@ for k, (c,) in pl.range(0, 2, 1, init_values=(good,)):
 return out
 """))
     assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
-    assert "loop at line 9" in msg and "yielded at line 11" in msg
+    assert "through the loop at line 9: the value its body yields at line 11" in msg
 
 
 def test_two_loops_reject_naming_the_bad_loops_shape():
@@ -637,9 +725,10 @@ return w2
     assert_message(msg, "tile.matmul_mx_acc", 16, 32, 32, 32, line=8)
 
 
-def test_loop_exit_is_not_bound_when_the_yield_names_another_window():
-    # initializer names the bad window; the body yields a fresh good tile, so `out` names nothing
-    check(kernel("""
+def test_loop_result_that_may_be_its_initializer_is_rejected_naming_the_zero_trip_path():
+    # initializer names the bad window; with a symbolic trip count the loop may run no trip, and
+    # its result is then the initializer
+    msg = rejection(kernel("""
 acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
 w = pl.tile.slice(acc, [16, 32], [16, 0])
 for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):
@@ -648,6 +737,37 @@ for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):
 w2 = pl.tile.matmul_acc(out, lhs, rhs)
 return w2
 """, extra=", n: pl.Scalar[pl.INDEX]"))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
+    assert "when the loop at line 8 runs no trip (its result is then its initializer)" in msg
+
+
+def test_loop_result_of_a_loop_that_runs_at_least_once_is_its_yield_only():
+    # range(0, 2): the result is always the fresh tile the body yields, never the bad initializer
+    check(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+for ko, (c,) in pl.range(0, 2, 1, init_values=(w,)):
+    fresh = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+    out = pl.yield_(fresh)
+w2 = pl.tile.matmul_acc(out, lhs, rhs)
+return w2
+"""))
+
+
+def test_one_trip_loop_result_naming_another_bad_window_is_rejected():
+    # issue 15 "any trip count, including one": the result is the yielded bad window
+    msg = rejection(kernel("""
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+good = pl.tile.slice(acc, [32, 16], [0, 0])
+bad = pl.tile.slice(acc, [16, 32], [16, 0])
+top = pl.tile.slice(acc, [16, 32], [0, 0])
+for ko, (c,) in pl.range(0, 1, 1, init_values=(top,)):
+    out = pl.yield_(bad)
+w2 = pl.tile.matmul_acc(out, lhs, rhs)
+return w2
+"""))
+    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=12)
+    assert "through the loop at line 10" in msg
 
 
 def test_while_loop_exit_value_is_rejected():
