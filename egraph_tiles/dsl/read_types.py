@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 from dataclasses import replace
 
 from ..ir.exprs import (static_type, BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg,
                         StrConst, Symbol, VarRef, const_int)
-from ..ir.ops import REGISTRY, OpTypeError, bind, infer_type
+from ..ir.ops import REGISTRY, OpTypeError, bind, dims_agree, infer_type
 from ..ir.types import (DType, MemorySpace, MemRef, OpaqueType, ScalarType, TensorType, TileType,
                         TupleType, Type, UnknownType)
 from .errors import DslError
@@ -348,21 +349,15 @@ class ValueTyping:
 
 
 def _shapes_agree(ann: tuple[Expr, ...], inferred: tuple[Expr, ...]) -> bool:
-    """Constant dims agree; an N-D value may be annotated flattened to 2-D (leading dims
+    """The registry's agreement, or an N-D value annotated flattened to 2-D (leading dims
     merged into rows, as PyPTO's FlattenTileNdTo2D prints it)."""
-    if len(ann) == 2 and len(inferred) > 2:
-        lead = [const_int(d) for d in inferred[:-1]]
-        rows = const_int(ann[0])
-        if rows is not None and all(d is not None for d in lead):
-            prod = 1
-            for d in lead:
-                prod *= d  # type: ignore[operator]
-            if prod != rows:
-                return False
-        return _shapes_agree(ann[1:], inferred[-1:])
-    return len(ann) == len(inferred) and not any(
-        const_int(a) is not None and const_int(b) is not None and const_int(a) != const_int(b)
-        for a, b in zip(ann, inferred))
+    if dims_agree(ann, inferred):
+        return True
+    if len(ann) != 2 or len(inferred) <= 2 or not dims_agree(ann[1:], inferred[-1:]):
+        return False
+    lead = [const_int(d) for d in inferred[:-1]]
+    rows = const_int(ann[0])
+    return rows is None or None in lead or rows == math.prod(lead)  # type: ignore[arg-type]
 
 
 def _dims(shape: tuple[Expr, ...]) -> str:
