@@ -27,12 +27,12 @@ from enum import Enum
 from typing import Callable
 
 from .ir import (AssignStmt, BinOp, Call, Const, EvalStmt, Expr, Family, ForStmt, Function,
-                 IfStmt, ListExpr, MemorySpace, Neg, Program, ScopeStmt, Stmt, Symbol, TileType,
-                 Var, VarRef, WhileStmt, YieldStmt, const_int, defined_vars, free_vars, lookup,
+                 ListExpr, MemorySpace, Neg, Program, Stmt, Symbol, TileType,
+                 Var, VarRef, WhileStmt, YieldStmt, const_int, defined_vars, lookup,
                  walk)
+from .ir.mutator import StmtMutator, drop_unused
 from .ir.ops import TRANSFERS
 from .ir.target import ALIGN_BITS
-from .ir.stmts import stmt_exprs
 
 
 
@@ -240,9 +240,10 @@ def copy_decision(a: Analysis, w: Window, use: Use) -> Decision:
 # ------------------------------------------------------------------ rewriting
 
 
-class _Rewriter:
+class _Rewriter(StmtMutator):
     def __init__(self, fn: Function, policy: Policy):
         self.fn = fn
+        self.pre: list[Stmt] = []
         self.a = Analysis(fn)
         self.policy = policy
         self.names = {v.name for s in walk(fn.body) for v in defined_vars(s)} | {p.var.name for p in fn.params}
@@ -334,88 +335,44 @@ class _Rewriter:
         pre.append(st)
         return VarRef(st.target)
 
-    # -- statements
-    def body(self, stmts: list[Stmt]) -> list[Stmt]:
-        out: list[Stmt] = []
-        for s in stmts:
-            pre: list[Stmt] = []
-            new = self.stmt(s, pre)
-            out.extend(pre)
-            out.append(new)
-        return out
+    # -- statements (default recursion: ir.mutator)
+    def mutate(self, s: Stmt) -> list[Stmt]:
+        """``s`` rewritten, preceded by the extracts its operands need."""
+        outer, self.pre = self.pre, []
+        try:
+            new = super().mutate(s)
+            return [*self.pre, *(new if isinstance(new, list) else [new])]
+        finally:
+            self.pre = outer
 
-    def stmt(self, s: Stmt, pre: list[Stmt]) -> Stmt:
-        if isinstance(s, AssignStmt):
-            if isinstance(s.value, Call):
-                return replace(s, value=self.call(s.value, pre))
-            w = self.window(s.value)
-            if w is not None:
-                d = self.policy(self.a, w, Use.ESCAPE)
-                if isinstance(d, MemorySpace):
-                    ext = self.extract_stmt(w, d)
-                    return replace(s, value=ext.value)
-            return s
-        if isinstance(s, EvalStmt):
-            return replace(s, call=self.call(s.call, pre))
-        if isinstance(s, YieldStmt):
-            return replace(s, values=[self.escape(v, pre) for v in s.values])
-        if isinstance(s, (ForStmt, WhileStmt)):
-            inits = [self.escape(v, pre) for v in s.init_values]
-            return replace(s, init_values=inits, body=self.body(s.body))
-        if isinstance(s, IfStmt):
-            return replace(s, then_body=self.body(s.then_body), else_body=self.body(s.else_body))
-        if isinstance(s, ScopeStmt):
-            return replace(s, body=self.body(s.body))
+    def visit_AssignStmt(self, s: AssignStmt) -> Stmt:
+        if isinstance(s.value, Call):
+            return replace(s, value=self.call(s.value, self.pre))
+        w = self.window(s.value)
+        if w is not None:
+            d = self.policy(self.a, w, Use.ESCAPE)
+            if isinstance(d, MemorySpace):
+                ext = self.extract_stmt(w, d)
+                return replace(s, value=ext.value)
         return s
+
+    def visit_EvalStmt(self, s: EvalStmt) -> Stmt:
+        return replace(s, call=self.call(s.call, self.pre))
+
+    def visit_YieldStmt(self, s: YieldStmt) -> Stmt:
+        return replace(s, values=[self.escape(v, self.pre) for v in s.values])
+
+    def visit_ForStmt(self, s: ForStmt | WhileStmt) -> Stmt:
+        return self.recurse(s, init_values=[self.escape(v, self.pre) for v in s.init_values])
+
+    visit_WhileStmt = visit_ForStmt
 
     def run(self) -> Function:
         if not self.a.windows:
             return self.fn
-        body = _drop_dead_slices(self.body(self.fn.body), set(self.a.windows))
+        body, _ = drop_unused(self.mutate_body(self.fn.body),
+                              {w.var for w in self.a.windows.values()})
         return replace(self.fn, body=body)
-
-
-def used_vars(body: list[Stmt]) -> dict[int, int]:
-    """Use counts of variables (by id) over a body, nested bodies included."""
-    counts: dict[int, int] = {}
-    for s in walk(body):
-        for e in stmt_exprs(s):
-            for v in free_vars(e):
-                counts[id(v)] = counts.get(id(v), 0) + 1
-    return counts
-
-
-def _drop_dead_slices(body: list[Stmt], slice_ids: set[int]) -> list[Stmt]:
-    """Remove canonical slices whose result is unused, to a fixpoint."""
-    while True:
-        used = used_vars(body)
-        dead = {i for i in slice_ids if used.get(i, 0) == 0}
-        new = _remove(body, dead)
-        if new is None:
-            return body
-        body = new
-        slice_ids = slice_ids - dead
-
-
-def _remove(body: list[Stmt], dead: set[int]) -> list[Stmt] | None:
-    changed = False
-
-    def go(stmts: list[Stmt]) -> list[Stmt]:
-        nonlocal changed
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, AssignStmt) and id(s.target) in dead:
-                changed = True
-                continue
-            if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
-                s = replace(s, body=go(s.body))
-            elif isinstance(s, IfStmt):
-                s = replace(s, then_body=go(s.then_body), else_body=go(s.else_body))
-            out.append(s)
-        return out
-
-    new = go(body)
-    return new if changed else None
 
 
 def apply_policy(prog: Program, policy: Policy) -> Program:

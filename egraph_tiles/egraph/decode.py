@@ -17,19 +17,17 @@ the use).
 
 from __future__ import annotations
 
-import copy as _copy
 from dataclasses import dataclass, field
 
 from ..ir.effects import Effects, function_effects
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt,
-                        Stmt, WhileStmt, YieldStmt, stmt_exprs)
+from ..ir.mutator import StmtMutator, drop_unused
+from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Stmt, WhileStmt, YieldStmt
 from ..ir.types import MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
 from .extract import Term
 
 _SUFFIX = {"Vec": "ext", "Left": "left", "Right": "right"}
-_LOOPS = (ForStmt, WhileStmt)
 
 
 @dataclass
@@ -50,7 +48,7 @@ class Decoded:
     decisions: list[Decision] = field(default_factory=list)
 
 
-class Decoder:
+class Decoder(StmtMutator):
     def __init__(self, fn: Function, enc: Encoding, results: list[Term], fx: Effects | None = None):
         self.fn = fn
         self.enc = enc
@@ -59,6 +57,8 @@ class Decoder:
         self.fx = fx if fx is not None else function_effects(fn)
         self.names = {p.var.name for p in fn.params} | {v.name for v in self.fx.defs}
         self.decisions: list[Decision] = []
+        #: statement -> operand slot -> the copy / view that replaces it
+        self.repl_at: dict[Stmt, dict[tuple, Var]] = {}
 
     def hazard(self, window: Window, consumer: Stmt, base: Var) -> bool:
         """Whether something may write ``base``'s storage between the slice and the use."""
@@ -145,8 +145,10 @@ class Decoder:
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[UseSite, Var] = {}  # use -> copy var
         self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
-        body = self.block(self.fn.body)
-        body = self.drop_dead(body)
+        body = self.mutate_body(self.fn.body)
+        body, rounds = drop_unused(body, {w.var for w in self.enc.windows})
+        for dead in rounds:
+            self.decisions += [Decision("dropped", w) for w in self.enc.windows if w.var in dead]
         return Decoded(body, self.decisions)
 
     def lookup_copy(self, term: Term) -> Var | None:
@@ -228,91 +230,82 @@ class Decoder:
                 made[term] = v
             self.placed_view[site] = v
 
-    def block(self, body: list[Stmt]) -> list[Stmt]:
+    def mutate(self, s: Stmt) -> list[Stmt]:
+        """``s`` with its operands rewritten, preceded by the copies its uses need and followed
+        by the copies / views made at its definition."""
         out: list[Stmt] = []
-        for s in body:
-            repl: dict[UseSite, Var] = {}
-            for site, term in self.use_of.get(s, []):
-                if term[0] == "Copy":
-                    v = self.placed.get(site)
-                    if v is None:
-                        v = self.make_copy(site, term, s, "consumer", out)
-                    repl[site] = v
-                elif site in self.placed_view:
-                    v = self.placed_view[site]
-                    repl[site] = v
-                    kp = copy_buf_of(term)
-                    self.decisions.append(Decision("view", site, term, v, "definition",
-                                                   self.buf_var[kp]))
-                else:
-                    self.decisions.append(Decision("view", site, term))
-            out.append(self.rewrite(s, repl))
-            if isinstance(s, AssignStmt) and s in self.def_copies:
-                for site, term in self.def_copies[s]:
-                    self.placed[site] = self.make_copy(site, term, s, "definition", out)
-            if isinstance(s, AssignStmt) and s in self.win_term:
-                w = self.enc.window_of.get(s.target)
-                if w is not None and w.stmt is s and w.key in self.bufs_needed \
-                        and w.key not in self.buf_var:
-                    self.make_buf(w, out)
-            if isinstance(s, AssignStmt) and s in self.views:
-                self.make_views(s, out)
+        repl: dict[tuple, Var] = {}
+        for site, term in self.use_of.get(s, []):
+            if term[0] == "Copy":
+                v = self.placed.get(site)
+                if v is None:
+                    v = self.make_copy(site, term, s, "consumer", out)
+                repl[site.slot] = v
+            elif site in self.placed_view:
+                v = self.placed_view[site]
+                repl[site.slot] = v
+                kp = copy_buf_of(term)
+                self.decisions.append(Decision("view", site, term, v, "definition",
+                                               self.buf_var[kp]))
+            else:
+                self.decisions.append(Decision("view", site, term))
+        if repl:
+            self.repl_at[s] = repl
+        out.append(super().mutate(s))  # type: ignore[arg-type]
+        if isinstance(s, AssignStmt) and s in self.def_copies:
+            for site, term in self.def_copies[s]:
+                self.placed[site] = self.make_copy(site, term, s, "definition", out)
+        if isinstance(s, AssignStmt) and s in self.win_term:
+            w = self.enc.window_of.get(s.target)
+            if w is not None and w.stmt is s and w.key in self.bufs_needed \
+                    and w.key not in self.buf_var:
+                self.make_buf(w, out)
+        if isinstance(s, AssignStmt) and s in self.views:
+            self.make_views(s, out)
         return out
 
-    def sub_block(self, body: list[Stmt]) -> list[Stmt]:
+    def nested(self, body: list[Stmt]) -> list[Stmt]:
+        """A nested body is a scope of its own for shared copies."""
         self.scopes.append({})
         try:
-            return self.block(body)
+            return super().nested(body)
         finally:
             self.scopes.pop()
 
-    def rewrite(self, s: Stmt, repl: dict[UseSite, Var]) -> Stmt:
-        sites = [site for site, _ in self.use_of.get(s, []) if site in repl]
+    def operand(self, s: Stmt, slot: tuple, e: Expr) -> Expr:
+        """Operand ``slot`` of ``s``: the copy / view a use there was realized by, or ``e``."""
+        v = self.repl_at.get(s, {}).get(slot)
+        return e if v is None else VarRef(v)
 
-        def new(slot: tuple, e: Expr) -> Expr:
-            for site in sites:
-                if site.slot == slot:
-                    return VarRef(repl[site])
-            return e
+    def visit_AssignStmt(self, s: AssignStmt) -> Stmt:
+        if s in self.ext_of:
+            return self._fold_extract(s)
+        if s in self.win_term:
+            return self._peel(s)
+        v = s.value
+        if isinstance(v, Call):
+            v = self._call(s, v)
+        elif isinstance(v, VarRef):
+            v = self.operand(s, ("alias",), v)
+        return s if v is s.value else AssignStmt(s.target, v, s.span)
 
-        if isinstance(s, AssignStmt):
-            if s in self.ext_of:
-                return self._fold_extract(s)
-            if s in self.win_term:
-                return self._peel(s)
-            v = s.value
-            if isinstance(v, Call):
-                v = self._call(v, new)
-            elif isinstance(v, VarRef):
-                v = new(("alias",), v)
-            if v is s.value:
-                return s
-            return AssignStmt(s.target, v, s.span)
-        if isinstance(s, EvalStmt):
-            c = self._call(s.call, new)
-            return s if c is s.call else EvalStmt(c, s.span)
-        if isinstance(s, YieldStmt):
-            return YieldStmt([new(("yield", i), e) for i, e in enumerate(s.values)], s.span)
-        if isinstance(s, (ForStmt, WhileStmt)):
-            s2 = _copy.copy(s)
-            s2.init_values = [new(("init", i), e) for i, e in enumerate(s.init_values)]
-            s2.body = self.sub_block(s.body)
-            return s2
-        if isinstance(s, IfStmt):
-            s2 = _copy.copy(s)
-            s2.then_body = self.sub_block(s.then_body)
-            s2.else_body = self.sub_block(s.else_body)
-            return s2
-        if isinstance(s, ScopeStmt):
-            s2 = _copy.copy(s)
-            s2.body = self.sub_block(s.body)
-            return s2
-        return s
+    def visit_EvalStmt(self, s: EvalStmt) -> Stmt:
+        c = self._call(s, s.call)
+        return s if c is s.call else EvalStmt(c, s.span)
 
-    @staticmethod
-    def _call(c: Call, new) -> Call:
-        args = tuple(new(("arg", i), a) for i, a in enumerate(c.args))
-        kwargs = tuple((k, new(("kwarg", k), v)) for k, v in c.kwargs)
+    def visit_YieldStmt(self, s: YieldStmt) -> Stmt:
+        return YieldStmt([self.operand(s, ("yield", i), e) for i, e in enumerate(s.values)], s.span)
+
+    def visit_ForStmt(self, s: ForStmt | WhileStmt) -> Stmt:
+        inits = [self.operand(s, ("init", i), e) for i, e in enumerate(s.init_values)]
+        changed = any(x is not y for x, y in zip(inits, s.init_values))
+        return self.recurse(s, init_values=inits) if changed else self.recurse(s)
+
+    visit_WhileStmt = visit_ForStmt
+
+    def _call(self, s: Stmt, c: Call) -> Call:
+        args = tuple(self.operand(s, ("arg", i), a) for i, a in enumerate(c.args))
+        kwargs = tuple((k, self.operand(s, ("kwarg", k), v)) for k, v in c.kwargs)
         if all(x is y for x, y in zip(args, c.args)) and \
                 all(x[1] is y[1] for x, y in zip(kwargs, c.kwargs)):
             return c
@@ -344,23 +337,6 @@ class Decoder:
         return AssignStmt(s.target, Call(v.op, (VarRef(base), v.args[1], ListExpr((r, c))),
                                          v.kwargs), s.span)
 
-    # ------------------------------------------------------------------ dead slices
-    def drop_dead(self, body: list[Stmt]) -> list[Stmt]:
-        candidates = {w.var for w in self.enc.windows}
-        while True:
-            used: set[Var] = set()
-            _uses(body, used)
-            dead = [c for c in candidates if c not in used]
-            if not dead:
-                return body
-            dead_set = set(dead)
-            candidates -= dead_set
-            for w in self.enc.windows:
-                if w.var in dead_set:
-                    self.decisions.append(Decision("dropped", w))
-            body = _remove(body, dead_set)
-
-
 def copy_buf_of(term: Term) -> int | None:
     """The window key ``k`` of the ``(CopyBuf k)`` a chosen use term reads, if any."""
     if term[0] not in ("Keep", "Copy"):
@@ -369,26 +345,3 @@ def copy_buf_of(term: Term) -> int | None:
     while t[0] == "Win":
         t = t[1]
     return int(t[1]) if t[0] == "CopyBuf" else None
-
-
-def _uses(body: list[Stmt], used: set[Var]) -> None:
-    for s in body:
-        for e in stmt_exprs(s):
-            used.update(v for v in free_vars(e))
-        for b in ([s.then_body, s.else_body] if isinstance(s, IfStmt) else
-                  [s.body] if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)) else []):
-            _uses(b, used)
-
-
-def _remove(body: list[Stmt], dead: set[Var]) -> list[Stmt]:
-    out = []
-    for s in body:
-        if isinstance(s, AssignStmt) and s.target in dead:
-            continue
-        if isinstance(s, IfStmt):
-            s.then_body = _remove(s.then_body, dead)
-            s.else_body = _remove(s.else_body, dead)
-        elif isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
-            s.body = _remove(s.body, dead)
-        out.append(s)
-    return out

@@ -1,0 +1,113 @@
+"""Rewriting statement trees with default recursion (in the spirit of Halide's ``IRMutator``).
+
+A pass subclasses :class:`StmtMutator` and overrides only the statement kinds it cares about
+(``visit_AssignStmt``, ``visit_YieldStmt``, ...); every other statement is kept, and a compound
+one is rebuilt with its nested bodies mutated.  Which fields hold nested bodies is read from the
+statement's dataclass fields (every ``list[Stmt]`` field), so a new statement kind in
+``ir.stmts`` needs no edit here.  Nothing is mutated in place: a statement (or body) that did not
+change is returned as it is, anything else is a fresh copy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Callable, Union
+
+from . import stmts as _stmts
+from .exprs import Var, free_vars
+from .stmts import AssignStmt, Stmt, stmt_exprs, walk
+
+Mutated = Union[Stmt, list[Stmt]]
+
+_BODY_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def body_fields(cls: type) -> tuple[str, ...]:
+    """The names of the nested-body fields (``list[Stmt]``) of a statement class."""
+    got = _BODY_FIELDS.get(cls)
+    if got is None:
+        hints = typing.get_type_hints(cls, vars(_stmts)) if dataclasses.is_dataclass(cls) else {}
+        got = _BODY_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                                        if hints.get(f.name) == list[Stmt])
+    return got
+
+
+class StmtMutator:
+    """Default recursion over statement trees; override ``visit_<Kind>`` per statement kind.
+
+    A visit returns the new statement, or a list of statements (insertions around it; an empty
+    list drops it).  ``recurse(s, **changes)`` is the default: ``s`` with ``changes`` applied and
+    every nested body passed through :meth:`nested` (override it to open a scope per body).
+    """
+
+    _dispatch: dict[type, Callable | None]
+
+    def mutate_body(self, body: list[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
+        changed = False
+        for s in body:
+            r = self.mutate(s)
+            if r is s:
+                out.append(s)
+                continue
+            changed = True
+            if isinstance(r, list):
+                out.extend(r)
+            else:
+                out.append(r)
+        return out if changed else body
+
+    def mutate(self, s: Stmt) -> Mutated:
+        visit = self._visitor(type(s))
+        return visit(self, s) if visit is not None else self.recurse(s)
+
+    def recurse(self, s: Stmt, **changes: object) -> Stmt:
+        for name in body_fields(type(s)):
+            if name not in changes:
+                old = getattr(s, name)
+                new = self.nested(old)
+                if new is not old:
+                    changes[name] = new
+        return dataclasses.replace(s, **changes) if changes else s  # type: ignore[type-var]
+
+    def nested(self, body: list[Stmt]) -> list[Stmt]:
+        """One nested body of a compound statement."""
+        return self.mutate_body(body)
+
+    @classmethod
+    def _visitor(cls, kind: type) -> Callable | None:
+        table = cls.__dict__.get("_dispatch")
+        if table is None:
+            table = {}
+            cls._dispatch = table
+        if kind not in table:
+            table[kind] = next((getattr(cls, f"visit_{k.__name__}") for k in kind.__mro__
+                                if hasattr(cls, f"visit_{k.__name__}")), None)
+        return table[kind]
+
+
+def used_vars(body: list[Stmt]) -> set[Var]:
+    """Every variable read anywhere in ``body`` (nested bodies included)."""
+    return {v for s in walk(body) for e in stmt_exprs(s) for v in free_vars(e)}
+
+
+class _DropAssignments(StmtMutator):
+    def __init__(self, dead: set[Var]):
+        self.dead = dead
+
+    def visit_AssignStmt(self, s: AssignStmt) -> Mutated:
+        return [] if s.target in self.dead else s
+
+
+def drop_unused(body: list[Stmt], candidates: set[Var]) -> tuple[list[Stmt], list[set[Var]]]:
+    """Remove the assignments of ``candidates`` that nothing reads, to a fixpoint (a chain of
+    dead slices goes together).  Returns the new body and the variables dropped in each round."""
+    rounds: list[set[Var]] = []
+    while True:
+        dead = candidates - used_vars(body)
+        if not dead:
+            return body, rounds
+        rounds.append(dead)
+        candidates = candidates - dead
+        body = _DropAssignments(dead).mutate_body(body)
