@@ -58,7 +58,8 @@ class AccessReport:
     lower: dict[Var, Value] = field(default_factory=dict)  # masked axis -> first index
     upper: dict[Var, Value] = field(default_factory=dict)  # masked axis -> count bound (exclusive)
     box_mask: bool = True  # the mask (if any) narrowed to a box: migration can drop it
-    migrated: str | None = None
+    guards: tuple[NormalForm, ...] = ()  # mask predicates on loop variables only: `g < 0`...
+    guard_ops: tuple[str, ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -157,9 +158,9 @@ def _analyze(read: KernelRead, solver: AffineSolver, findings: list[Finding]) ->
             findings.append(Finding(w.raw.line, f"non-affine index {_text(w.raw)}: {e}",
                                     "non-affine"))
             continue
-        lower, upper, box = _mask_bounds(w, sols, findings)
+        lower, upper, box, guards = _mask_bounds(w, sols, findings)
         batch3 += [e for es in (*lower.values(), *upper.values()) for e in es]
-        pre.append((w, ap, lower, upper, box))
+        pre.append((w, ap, lower, upper, (box, guards)))
     # batch 3: mask bounds and masked per-dimension extremes
     subst_jobs = []
     for w, ap, lower, upper, _ in pre:
@@ -169,17 +170,17 @@ def _analyze(read: KernelRead, solver: AffineSolver, findings: list[Finding]) ->
     sols.update(_solve(batch3, solver))
     reports = []
     for (w, ap, lower, upper, box), jobs in zip(pre, subst_jobs, strict=True):
-        reports.append(_report(w, ap, lower, upper, box, sols))
-        _check_bounds(w, jobs, sols, read, findings)
+        rep = _report(w, ap, lower, upper, box[0], sols)
+        rep.guards = tuple(g for g, _ in box[1])
+        rep.guard_ops = tuple(o for _, o in box[1])
+        reports.append(rep)
+        _check_bounds(w, rep, jobs, sols, read, findings)
         n_par = int(np.prod(w.tile.par_shape)) if w.tile.par_shape else 1
-        if n_par > PMAX:
+        if n_par > PMAX and w.raw.operand:
             findings.append(Finding(w.raw.line, f"{_text(w.raw)}: partition dimension of "
                                     f"{n_par} > {PMAX} (nl.tile_size.pmax); NKI rejects it",
                                     "partition"))
-    for line, fn in read.unmasked_calls:
-        findings.append(Finding(line, f"mask= on `{fn}(...)`, which has no indexed operand: "
-                                "the mask cannot be checked or migrated", "mask"))
-    findings.sort(key=lambda f: f.line)
+    findings = sorted(dict.fromkeys(findings), key=lambda f: f.line)  # unrolled copies once
     return KernelReport(read, reports, findings)
 
 
@@ -207,14 +208,16 @@ def _is_axis(v: Var) -> bool:
 
 
 def _mask_bounds(w: _Work, sols: dict[AffineExpr, Solution], findings: list[Finding]
-                 ) -> tuple[dict[Var, list[AffineExpr]], dict[Var, list[AffineExpr]], bool]:
+                 ) -> tuple[dict[Var, list[AffineExpr]], dict[Var, list[AffineExpr]], bool,
+                            list[tuple[NormalForm, str]]]:
     """Per masked axis, the lower bounds (first index) and upper bounds (exclusive end) its
     predicates give, as expressions over loop variables; ``box`` is false when a predicate is
     not a bound on one axis of this access."""
     lower: dict[Var, list[AffineExpr]] = {}
     upper: dict[Var, list[AffineExpr]] = {}
+    guards: list[tuple[NormalForm, str]] = []
     if w.mask is None:
-        return lower, upper, True
+        return lower, upper, True, guards
     axes = _axis_vars(w.tile)
     box = True
     for m in _cmps(w.mask):
@@ -226,6 +229,12 @@ def _mask_bounds(w: _Work, sols: dict[AffineExpr, Solution], findings: list[Find
         foreign = [a for a, _ in nf.terms if isinstance(a, Var) and _is_axis(a) and a not in axes]
         quasi = [a for a, _ in nf.terms if isinstance(a, QuasiAtom)
                  and any(_is_axis(v) for v in _atom_vars(a))]
+        sol = sols[m.expr]
+        if _always(m.op, sol.lo, sol.hi):
+            continue  # holds for every element and iteration: narrows nothing
+        if not mine and not foreign and not quasi:
+            guards.append((nf, m.op))  # the instruction runs only when it holds
+            continue
         if quasi or len(mine) > 1 or (not mine and not foreign):
             box = False
             findings.append(Finding(w.raw.line, f"{_text(w.raw)}: mask predicate `{nf} {m.op} 0` "
@@ -246,7 +255,18 @@ def _mask_bounds(w: _Work, sols: dict[AffineExpr, Solution], findings: list[Find
                 d = -cc  # -d*x + r OP 0  ->  x >= ceil((r + [1 if <])/d)
                 bound = (r + (1 if op == "<" else 0) + d - 1) // d
                 lower.setdefault(x, []).append(bound)
-    return lower, upper, box
+    return lower, upper, box, guards
+
+
+def _always(op: str, lo: int | None, hi: int | None) -> bool:
+    """``e OP 0`` holds whenever ``lo <= e <= hi``."""
+    if op in ("<", "<="):
+        return hi is not None and (hi < 0 if op == "<" else hi <= 0)
+    if op in (">", ">="):
+        return lo is not None and (lo > 0 if op == ">" else lo >= 0)
+    if op == "!=":
+        return (hi is not None and hi < 0) or (lo is not None and lo > 0)
+    return lo is not None and lo == hi == 0
 
 
 def _as_le_lt(op: str, c: int, rest: AffineExpr) -> list[tuple[str, int, AffineExpr]]:
@@ -291,8 +311,8 @@ def _bound_jobs(w: _Work, sols: dict[AffineExpr, Solution], lower: dict, upper: 
     return jobs
 
 
-def _check_bounds(w: _Work, jobs: list, sols: dict[AffineExpr, Solution], read: KernelRead,
-                  findings: list[Finding]) -> None:
+def _check_bounds(w: _Work, rep: AccessReport, jobs: list, sols: dict[AffineExpr, Solution],
+                  read: KernelRead, findings: list[Finding]) -> None:
     shape = w.raw.tensor.shape
     his = {d: sols[e].hi for d, e in enumerate(w.exprs)}
     los = {d: sols[e].lo for d, e in enumerate(w.exprs)}
@@ -305,6 +325,12 @@ def _check_bounds(w: _Work, jobs: list, sols: dict[AffineExpr, Solution], read: 
             his[d] = min([v for v in (his[d], *vals) if v is not None])
         else:
             los[d] = max([v for v in (los[d], *vals) if v is not None])
+    bad = [d for d in range(len(shape))
+           if his[d] is None or los[d] is None or his[d] >= shape[d] or los[d] < 0]
+    if bad:  # the intervals are not enough: every iteration, when there are few of them
+        exact = _enumerated_bounds(rep, read.steps)
+        if exact is not None:
+            los, his = exact
     for d in range(len(shape)):
         hi, lo = his[d], los[d]
         if hi is None or lo is None:
@@ -319,6 +345,57 @@ def _check_bounds(w: _Work, jobs: list, sols: dict[AffineExpr, Solution], read: 
                                     f"{worst} along dimension {d} of {w.raw.tensor_text} "
                                     f"(shape {shape}: valid 0..{shape[d] - 1}; the index spans "
                                     f"{lo}..{hi})", "out-of-bounds"))
+
+
+_MAX_ENUMERATED = 1 << 16
+
+
+def guards_hold(rep: AccessReport, env: Mapping[str, Any]) -> Any:
+    """Whether the access's instruction runs at ``env`` (its loop-variable predicates hold)."""
+    ok: Any = True
+    for g, op in zip(rep.guards, rep.guard_ops):
+        ok = ok & _CMP[op](np.asarray(g.evaluate(env)), 0)
+    return ok
+
+
+_CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+        "==": np.equal, "!=": np.not_equal}
+
+
+def _enumerated_bounds(rep: AccessReport, steps: Mapping[str, int]
+                       ) -> tuple[dict[int, int | None], dict[int, int | None]] | None:
+    """Exact per-dimension index bounds over every loop iteration (and program id) where the
+    instruction runs, ``None`` when a variable is unbounded or there are too many iterations."""
+    variables = _vars_of(rep)
+    if any(v.lo is None or v.hi is None for v in variables):
+        return None
+    ranges = [np.arange(v.lo, v.hi + 1, steps.get(v.name, 1)) for v in variables]
+    if int(np.prod([len(r) for r in ranges], dtype=np.float64)) > _MAX_ENUMERATED:
+        return None
+    grids = np.meshgrid(*ranges, indexing="ij") if ranges else []
+    env = {v.name: g.reshape(-1) for v, g in zip(variables, grids)}
+    size = len(next(iter(env.values()))) if env else 1
+    run = np.broadcast_to(np.asarray(guards_hold(rep, env)), (size,)).copy()
+    ext: dict[Var, tuple[np.ndarray, np.ndarray]] = {}
+    for a in rep.tile.canonical_par_indices + rep.tile.canonical_free_indices:
+        first = np.broadcast_to(np.asarray(sym_evaluate(rep.lower.get(a.var, 0), env)), (size,))
+        end = np.broadcast_to(np.asarray(sym_evaluate(rep.upper.get(a.var, a.tripcount), env)),
+                              (size,))
+        first, last = np.maximum(first, 0), np.minimum(end, a.tripcount) - 1
+        run &= last >= first
+        ext[a.var] = (first, last)
+    if not run.any():
+        return {d: 0 for d in range(len(rep.exprs))}, {d: 0 for d in range(len(rep.exprs))}
+    los, his = {}, {}
+    for d, nf in enumerate(rep.exprs):
+        lo = hi = np.broadcast_to(np.asarray(NormalForm.build(nf.const, [
+            (a, c) for a, c in nf.terms if a not in ext]).evaluate(env)), (size,))
+        for a, c in nf.terms:
+            if a in ext:
+                f, la = ext[a]
+                lo, hi = lo + np.minimum(c * f, c * la), hi + np.maximum(c * f, c * la)
+        los[d], his[d] = int(lo[run].min()), int(hi[run].max())
+    return los, his
 
 
 def _report(w: _Work, ap: Any, lower: dict, upper: dict, box: bool,
@@ -417,8 +494,11 @@ def legacy_elements(raw: RawAccess, env: Mapping[str, int]) -> np.ndarray:
         return slice(scalar(s.start), scalar(s.stop), scalar(s.step))
 
     if not any(isinstance(s, TileIndex) for s in subs):
-        return data[tuple(pyslice(s, n) if isinstance(s, (slice, DynSlice)) else scalar(s)
-                          for s, n in zip(subs, shape))]
+        index = tuple(pyslice(s, n) if isinstance(s, (slice, DynSlice)) else scalar(s)
+                      for s, n in zip(subs, shape))
+        if any(isinstance(i, int) and not 0 <= i < n for i, n in zip(index, shape)):
+            return np.full(max(1, 1), -1)  # an integer index outside the tensor
+        return data[index]
     owners = [k for k, s in enumerate(subs) if isinstance(s, (slice, DynSlice, TileIndex))]
     r = max((len(s.tile.shape) for s in subs if isinstance(s, TileIndex) and s.tile), default=0)
     r = max(r, len(owners))
@@ -480,6 +560,8 @@ def mask_array(rep: AccessReport, env: Mapping[str, int]) -> np.ndarray | None:
 def check_elements(rep: AccessReport, env: Mapping[str, int], got: np.ndarray) -> str | None:
     """``None`` when ``got`` (what a rewritten form reads) is the legacy access at ``env``,
     else what differs."""
+    if not bool(np.all(guards_hold(rep, env))):
+        return None  # the instruction does not run in this iteration
     want = legacy_elements(rep.raw, env)
     if want.shape != rep.tile.shape:
         try:

@@ -240,6 +240,10 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
     """The checked new text of one access, or ``(None, why not)``."""
     if rep.raw.mask is not None and not rep.box_mask:
         return None, "its mask is not a box (migrate it by hand, e.g. with nisa.affine_select)"
+    if rep.guards:
+        return None, ("its mask has a predicate on loop variables only "
+                      f"(`{sym_text(rep.guards[0], _names(report))} {rep.guard_ops[0]} 0`): "
+                      "the instruction must run under a condition; rewrite it by hand")
     names = _names(report)
     form = _slice_form(rep)
     why = ""
@@ -296,6 +300,9 @@ def migrate_kernel(report: KernelReport) -> Migration:
         edits.append((*src.span(rep0.raw.node), text))
         done_nodes.add(id(rep0.raw.node))
     edits += _mask_edits(report, done_nodes, src, findings)
+    for line, fn in dict.fromkeys(report.read.unmasked_calls):
+        findings.append(Finding(line, f"mask= of `{fn}(...)` kept: the call has no indexed "
+                                "operand to carry it (rewrite it by hand)", "migration"))
     out = _apply(source, edits)
     out = _drop_unused_indices(out)
     try:
@@ -304,7 +311,7 @@ def migrate_kernel(report: KernelReport) -> Migration:
         findings.append(Finding(e.lineno or 0, f"internal error: the migrated file does not "
                                 f"parse ({e.msg}); nothing was rewritten", "migration"))
         out, texts = source, {}
-    return Migration(out, texts, findings)
+    return Migration(out, texts, sorted(dict.fromkeys(findings), key=lambda f: f.line))
 
 
 class _Source:

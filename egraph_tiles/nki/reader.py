@@ -51,7 +51,7 @@ _ALLOC_LIKE = {"zeros_like", "ones_like", "empty_like", "full_like"}
 _LOOPS = {"affine_range", "sequential_range", "static_range", "range"}
 _KERNEL_DECORATORS = {"jit", "trace", "baremetal", "benchmark", "profile", "simulate_kernel"}
 _MAX_CALL_DEPTH = 16
-_MAX_UNROLL = 64
+_MAX_UNROLL = 32
 
 
 class ReaderError(Exception):
@@ -121,6 +121,7 @@ class RawAccess:
     instruction: int = 0  # accesses of one statement share an instruction number
     stmt_line: int = 0  # first line of that statement
     in_helper: bool = False  # read inside a helper function (at one of its call sites)
+    operand: bool = True  # an operand of an nl / nisa instruction (not a view passed along)
 
 
 @dataclass
@@ -211,6 +212,9 @@ class _Return(Exception):
         self.value = value
 
 
+_KNOWN = (bool, int, float, str, type(None), tuple, list)
+
+
 def _is_sym(v: Any) -> bool:
     return isinstance(v, AffineExpr)
 
@@ -249,6 +253,8 @@ class _Reader:
         self.depth = 0
         self.instruction = 0
         self.stmt_line = 0
+        self.unroll_budget = 4 * _MAX_UNROLL
+        self._nki_args = 0  # > 0 while evaluating the arguments of an nl / nisa call
         self._collect: list[list[RawAccess]] = []
         self._call_masks: dict[int, tuple[TileMask, ast.keyword]] = {}
 
@@ -298,7 +304,7 @@ class _Reader:
                         self._bind(t, value, self.globals, node)
                 except ReaderError:
                     pass  # module-level code outside the kernel is not analyzed
-            elif isinstance(node, ast.FunctionDef):
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 self.globals[node.name] = node
 
     @staticmethod
@@ -451,8 +457,8 @@ class _Reader:
                               "before the kernel runs (give parameters with --scalar)", call)
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (
             args[0], args[1], args[2] if len(args) == 3 else 1)
-        if step <= 0:
-            raise ReaderError(f"loop `{ast.unparse(call)}` must have a positive step", call)
+        if step == 0:
+            raise ReaderError(f"loop `{ast.unparse(call)}` has a zero step", call)
         values = range(int(start), int(stop), int(step))
         if not isinstance(st.target, ast.Name):
             raise ReaderError("a loop variable must be a single name", st)
@@ -460,24 +466,33 @@ class _Reader:
             return
         name = st.target.id
         if name in self.binds:
-            value: Any = int(self.binds[name])
-            if value not in values:
-                raise ReaderError(f"--bind {name}={value} is outside the loop range "
-                                  f"{values.start}..{values[-1]}", st)
-            var = None
-        else:
-            var = self._fresh_var(name, values[0], values[-1])
-            self.out.steps[var.name] = int(step)
-            self.out.source_names[var.name] = name
-            value = AffineExpr.var(var)
-        env[name] = value
-        if var is not None:
-            self.scope.append(var)
+            if int(self.binds[name]) not in values:
+                raise ReaderError(f"--bind {name}={self.binds[name]} is outside the loop range "
+                                  f"{min(values)}..{max(values)}", st)
+            env[name] = int(self.binds[name])
+            self._block(st.body, env)
+            self._block(st.orelse, env)
+            return
+        mark = (len(self.out.accesses), len(self.out.findings), dict(self.out.symbols))
+        var = self._fresh_var(name, min(values), max(values))
+        self.out.steps[var.name] = abs(int(step))
+        self.out.source_names[var.name] = name
+        env[name] = AffineExpr.var(var)
+        self.scope.append(var)
         try:
             self._block(st.body, env)
         finally:
-            if var is not None:
-                self.scope.pop()
+            self.scope.pop()
+        failed = any(f.kind == "error" for f in self.out.findings[mark[1]:])
+        if failed and len(values) <= _MAX_UNROLL and self.unroll_budget >= len(values):
+            # the body needs concrete values (min/max of the loop variable, ...): unroll it
+            self.unroll_budget -= len(values)
+            del self.out.accesses[mark[0]:]
+            del self.out.findings[mark[1]:]
+            self.out.symbols = mark[2]
+            for v in values:
+                env[name] = v
+                self._block(st.body, env)
         self._block(st.orelse, env)
 
     def _fresh_var(self, name: str, lo: int, hi: int) -> Var:
@@ -512,11 +527,17 @@ class _Reader:
         if isinstance(node, ast.Compare):
             return self._compare(node, env)
         if isinstance(node, ast.BoolOp):
-            vals = [_const_value(self._expr(v, env)) for v in node.values]
-            if all(isinstance(v, (bool, int, float, str, type(None), tuple)) for v in vals):
-                out = vals[0]
-                for v in vals[1:]:
-                    out = (out and v) if isinstance(node.op, ast.And) else (out or v)
+            out = None
+            for k, v in enumerate(node.values):
+                out = _const_value(self._expr(v, env))
+                if not isinstance(out, _KNOWN) or k == len(node.values) - 1:
+                    if isinstance(out, TileMask):
+                        return out
+                    break
+                if bool(out) != isinstance(node.op, ast.And):
+                    return out  # short circuit: `x or default`, `flag and value`
+            if isinstance(out, _KNOWN) or len(node.values) == 1 or not isinstance(out, (
+                    AffineExpr, Opaque, TileMask)):
                 return out
             return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
         if isinstance(node, (ast.Tuple, ast.List)):
@@ -559,7 +580,9 @@ class _Reader:
                     "abs": abs, "float": float, "tuple": tuple, "list": list, "print": print,
                     "enumerate": enumerate, "zip": zip, "isinstance": isinstance,
                     "True": True, "False": False, "None": None, "divmod": divmod,
-                    "sum": sum, "round": round, "bool": bool, "str": str}
+                    "sum": sum, "round": round, "bool": bool, "str": str,
+                    "getattr": getattr, "map": map, "hasattr": hasattr, "reversed": reversed,
+                    "sorted": sorted, "any": any, "all": all}
         if node.id in builtins:
             return builtins[node.id]
         raise ReaderError(f"name {node.id!r} is not defined", node)
@@ -588,6 +611,10 @@ class _Reader:
             if attr in ("ndim",):
                 return len(base.shape) if base.shape is not None else Opaque("unknown rank")
             return _Method(base, attr)
+        if isinstance(base, _Object):
+            if attr in base.attrs:
+                return base.attrs[attr]
+            return Opaque(f"`{ast.unparse(node)}` is not a known attribute")
         if isinstance(base, MGrid):
             names = "pxyz"
             if attr in names and names.index(attr) < len(base.indices):
@@ -638,6 +665,14 @@ class _Reader:
             return t.with_shape(_broadcast(shapes), "<tile>")
         if isinstance(a, TileMask) and isinstance(b, TileMask) and isinstance(op, ast.BitAnd):
             return a & b
+        if isinstance(op, ast.BitAnd) and (isinstance(a, TileMask) or isinstance(b, TileMask)):
+            m, other = (a, b) if isinstance(a, TileMask) else (b, a)
+            if other is True or other is None:  # a condition already known to hold
+                return m
+            if other is False:
+                from egraph_tiles.nki.masks import CmpTileMask
+
+                return CmpTileMask(AffineExpr.const(1), "<", None)  # never runs
         if isinstance(a, TileMask) or isinstance(b, TileMask):
             raise ReaderError(f"masks combine with `&` only (expected comparisons of index "
                               f"expressions joined with &), not `{text}`", node)
@@ -713,6 +748,13 @@ class _Reader:
                 return _CMPOPS[type(op)](a, b)
             except (TypeError, KeyError):
                 return Opaque(f"`{ast.unparse(node)}` is not analyzed")
+        if type(op) in sym and isinstance(a, (int, AffineExpr)) and isinstance(b, (int, AffineExpr)):
+            # a predicate on loop variables / program ids only: usable as (part of) a mask
+            from egraph_tiles.nki.masks import CmpTileMask, EQTileMask
+
+            diff = (a - b) if isinstance(a, AffineExpr) else (-b + a)
+            s_op = sym[type(op)]
+            return EQTileMask(diff, None) if s_op == "==" else CmpTileMask(diff, s_op, None)
         return Opaque(f"`{ast.unparse(node)}` depends on a loop variable or program id")
 
     # ----- subscripts: the accesses ---------------------------------------------------------
@@ -761,6 +803,11 @@ class _Reader:
                                   f"`{ast.unparse(node.slice)}`", node)
             start, stop, step = (0 if it.start is None else it.start, it.stop,
                                  1 if it.step is None else it.step)
+            if isinstance(start, AffineExpr) and step == 1 and isinstance(stop, (int, AffineExpr)):
+                n = _slice_count(slice(start, stop), 0)
+                if n is not None and n > 0:  # a moving window of constant length
+                    ranges.append((start, n))
+                    continue
             if not all(_is_int(v) for v in (start, stop, step)):
                 raise ReaderError(f"nl.mgrid bounds must be integers known before the kernel "
                                   f"runs: `{ast.unparse(node.slice)}`", node)
@@ -768,11 +815,14 @@ class _Reader:
             if int(step) <= 0 or len(r) == 0:
                 raise ReaderError(f"nl.mgrid axis `{start}:{stop}:{step}` is empty", node)
             ranges.append(r)
-        axes = partial_tile_index(tuple(len(r) for r in ranges))
+        axes = partial_tile_index(tuple(len(r) if isinstance(r, range) else r[1] for r in ranges))
         out = []
         for ax, r in zip(axes, ranges):
-            idx = ax * r.step if r.step != 1 else ax
-            out.append(idx + r.start if r.start else idx)
+            if isinstance(r, range):
+                idx = ax * r.step if r.step != 1 else ax
+                out.append(idx + r.start if r.start else idx)
+            else:
+                out.append(ax + DynamicScalar(r[0]))
         return MGrid(tuple(out))
 
     def _access(self, node: ast.Subscript, base: Tensor, env: dict[str, Any], role: str) -> Any:
@@ -821,11 +871,21 @@ class _Reader:
                                   "affine loop expressions", node)
         acc = RawAccess(node.lineno, node.col_offset, node, text, base, role, tuple(subs),
                         legacy, tuple(self.scope), instruction=self.instruction,
-                        stmt_line=self.stmt_line, in_helper=self.depth > 0)
+                        stmt_line=self.stmt_line, in_helper=self.depth > 0,
+                        operand=self._nki_args > 0 or role == "dst")
         self.out.accesses.append(acc)
         for c in self._collect:
             c.append(acc)
-        return Tensor("<tile>", view_shape(acc.subs, base.shape), base.dtype, base.buffer)
+        shape = view_shape(acc.subs, base.shape)
+        if shape is not None and base.buffer != "hbm" and not legacy:
+            # an on-chip tile keeps a size-1 free axis where an integer indexes it
+            keep = [k for k, sub in enumerate(acc.subs) if k > 0 and isinstance(sub, (int, AffineExpr))]
+            if keep and len(shape) + len(keep) == len(base.shape):
+                full = list(shape)
+                for k in keep:
+                    full.insert(k, 1)
+                shape = tuple(full)
+        return Tensor("<tile>", shape, base.dtype, base.buffer)
 
     # ----- calls ----------------------------------------------------------------------------
     def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
@@ -842,7 +902,15 @@ class _Reader:
                 return fn(*args)
             except TypeError:
                 return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
-        if fn in (range, tuple, list, enumerate, zip):
+        if fn in (getattr, hasattr):
+            args = [self._expr(a, env) for a in node.args]
+            if len(args) >= 2 and isinstance(args[0], _Object) and isinstance(args[1], str):
+                return args[0].attrs.get(args[1], args[2] if len(args) > 2 else Opaque(
+                    f"no attribute {args[1]!r}")) if fn is getattr else args[1] in args[0].attrs
+            return Opaque(f"`{ast.unparse(node)}` is not analyzed")
+        if isinstance(fn, ast.ClassDef):
+            return self._instance(fn, node, env)
+        if fn in (range, tuple, list, enumerate, zip, map, reversed, sorted, any, all):
             args = [self._expr(a, env) for a in node.args]
             try:
                 return tuple(fn(*args)) if fn is not tuple else tuple(args[0])
@@ -889,6 +957,10 @@ class _Reader:
                 except (TypeError, ValueError):
                     pass
             return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
+        if qual in ("numpy.prod", "np.prod") or qual.endswith(".prod") and qual.startswith("num"):
+            arg = _const_value(self._expr(node.args[0], env)) if node.args else None
+            if isinstance(arg, (tuple, list)) and all(_is_int(d) for d in arg):
+                return math.prod(arg)
         if not qual.startswith("nki."):
             for a in node.args:
                 self._expr(a, env)
@@ -931,7 +1003,11 @@ class _Reader:
                 if all(_is_int(_const_value(self._expr(a, env))) for a in node.args) \
                 else Opaque("a loop range outside a for statement")
         collect: list[RawAccess] = []
-        args, kwargs = self._args(node, env, collect, dst_first=lang and short == "store")
+        self._nki_args += 1
+        try:
+            args, kwargs = self._args(node, env, collect, dst_first=lang and short == "store")
+        finally:
+            self._nki_args -= 1
         mask = kwargs.get("mask")
         if mask is not None:
             self._apply_mask(node, mask, collect)
@@ -1000,6 +1076,8 @@ class _Reader:
         shape = args[0] if args else kwargs.get("shape")
         if isinstance(shape, int):
             shape = (shape,)
+        if node.func.attr == "shared_constant" if isinstance(node.func, ast.Attribute) else False:
+            return Tensor("<tile>", None, None, "hbm")
         if not isinstance(shape, (tuple, list)) or not all(_is_int(_const_value(d)) for d in shape):
             raise ReaderError(f"`{ast.unparse(node)}`: the shape must be integers known before "
                               "the kernel runs", node)
@@ -1031,6 +1109,7 @@ class _Reader:
         t = m.tensor
         if m.name == "reshape":
             shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+            shape = kwargs.get("shape", shape)
             shape = tuple(_const_value(d) for d in shape)
             if not all(_is_int(d) for d in shape) or t.shape is None:
                 raise ReaderError(f"`{ast.unparse(node)}`: reshape needs integer dimensions and "
@@ -1049,12 +1128,37 @@ class _Reader:
             return t.with_shape(None, "<tile>")
         return Tensor("<tile>", None, t.dtype, t.buffer)
 
+    def _instance(self, cls: ast.ClassDef, node: ast.Call, env: dict[str, Any]) -> _Object:
+        """``Config(...)``: class-level defaults, overridden by the call's arguments."""
+        attrs: dict[str, Any] = {}
+        fields = []
+        for st in cls.body:
+            target = st.target if isinstance(st, ast.AnnAssign) else (
+                st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else None)
+            if isinstance(target, ast.Name):
+                fields.append(target.id)
+                if st.value is not None:
+                    try:
+                        attrs[target.id] = self._expr(st.value, self.globals)
+                    except ReaderError:
+                        attrs[target.id] = Opaque(f"field {target.id!r} is not analyzed")
+        for name, a in zip(fields, node.args):
+            attrs[name] = self._expr(a, env)
+        for kw in node.keywords:
+            if kw.arg is not None:
+                attrs[kw.arg] = self._expr(kw.value, env)
+        return _Object(cls.name, attrs)
+
     def _helper(self, fn: ast.FunctionDef, node: ast.Call, env: dict[str, Any]) -> Any:
         if self.depth >= _MAX_CALL_DEPTH:
             raise ReaderError(f"helper {fn.name!r} calls itself too deeply (recursion is not "
                               "analyzed)", node)
         collect: list[RawAccess] = []
-        args, kwargs = self._args(node, env, collect)
+        outer, self._nki_args = self._nki_args, 0
+        try:
+            args, kwargs = self._args(node, env, collect)
+        finally:
+            self._nki_args = outer
         local = dict(self.globals)
         a = fn.args
         positional = [p.arg for p in a.posonlyargs + a.args]
@@ -1074,13 +1178,23 @@ class _Reader:
                     raise ReaderError(f"call of helper {fn.name!r} gives no value for "
                                       f"parameter {p!r}", node)
         self.depth += 1
+        outer, self._nki_args = self._nki_args, 0
         try:
             self._block(fn.body, local)
         except _Return as r:
             return r.value
         finally:
             self.depth -= 1
+            self._nki_args = outer
         return None
+
+
+@dataclass(eq=False)
+class _Object:
+    """An instance of a class of the kernel's file (a configuration object): its fields."""
+
+    cls: str
+    attrs: dict[str, Any]
 
 
 @dataclass(frozen=True, eq=False)
@@ -1182,18 +1296,16 @@ def _expand_ellipsis(subs: list[Any], rank: int, node: ast.AST) -> list[Any]:
 
 
 def _assigned_names(st: ast.stmt) -> list[str]:
-    targets: list[ast.expr] = []
-    if isinstance(st, ast.Assign):
-        targets = list(st.targets)
-    elif isinstance(st, (ast.AnnAssign, ast.AugAssign)):
-        targets = [st.target]
-    elif isinstance(st, ast.For):
-        targets = [st.target]
+    """Every name a statement (or a block nested in it) assigns."""
     out = []
-    for t in targets:
-        for n in ast.walk(t):
-            if isinstance(n, ast.Name):
-                out.append(n.id)
+    for node in ast.walk(st):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)):
+            targets = [node.target]
+        for t in targets:
+            out += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
     return out
 
 

@@ -339,3 +339,26 @@ def test_kernel_choice_errors():
             def plain(a):
                 pass
             """, kernel="nope")
+
+
+def test_short_loop_whose_body_needs_concrete_values_is_unrolled():
+    r = analyze("""
+        @nki.jit
+        def k(a):
+            for h in nl.static_range(3):
+                lo = max(0, h * 4 - 1)
+                x = nl.load(a[nl.ds(lo, 4), 0:8])
+        """, shapes={"a": (16, 8)})
+    assert [x[5] for x in rows(r)] == [0, 3 * 8, 7 * 8] and r.findings == []
+
+
+def test_predicate_on_loop_variables_only_is_a_mask():
+    r = analyze("""
+        @nki.jit
+        def k(a):
+            for i in nl.affine_range(64):
+                for j in nl.affine_range(64):
+                    x = nl.load(a[i * 4 + nl.arange(4)[:, None], 0:8], mask=(i * 4 + 4 <= 250))
+        """, shapes={"a": (250, 8)})
+    assert r.findings == []  # the instruction is skipped when i * 4 + 4 > 250
+    assert verify_report(r) == (1, [])
