@@ -22,8 +22,11 @@ MORE_BINOPS = {ast.Div: "/", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast
 BOOLOPS = {ast.And: "and", ast.Or: "or"}
 LOOPS = {"range": LoopKind.RANGE, "pipeline": LoopKind.PIPELINE, "parallel": LoopKind.PARALLEL,
          "unroll": LoopKind.UNROLL}
+#: regions written ``with pl.<name>(...) [as name]:`` (kept as written; their bodies are
+#: optimized like any other statements)
+SCOPES = {"at", "auto_scope", "manual_scope", "cluster", "spmd", "scope", "incore"}
 #: ``pl.`` calls that are statements, never values
-STATEMENT_CALLS = {"yield_", "cond", "while_", "split_aiv", *LOOPS}
+STATEMENT_CALLS = {"yield_", "cond", "while_", "split_aiv", *LOOPS, *SCOPES}
 #: ``pl.`` calls allowed only inside type annotations
 TYPE_CALLS = {"TileView", "TensorView", "MemRef"}
 

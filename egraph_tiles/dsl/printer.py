@@ -13,7 +13,7 @@ import keyword
 from dataclasses import fields, is_dataclass
 
 from ..ir.exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
-                        Symbol, Var, VarRef, as_expr, const_int)
+                        Symbol, TupleItem, Var, VarRef, as_expr, const_int)
 from ..ir.ops import REGISTRY
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
                         Param, Program, ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt,
@@ -117,6 +117,8 @@ def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
         return "{" + ", ".join(f"{format_expr(k, nm)}: {format_expr(v, nm)}" for k, v in e.items) + "}"
     if isinstance(e, DynDim):
         return e.name
+    if isinstance(e, TupleItem):
+        return f"{format_expr(e.value, nm, 5)}[{e.index}]"
     raise TypeError(f"cannot print expression {e!r}")
 
 
@@ -264,7 +266,11 @@ def _stmt(s: Stmt, nm: Names, depth: int, out: list[str], yield_targets: list[Va
     elif isinstance(s, ScopeStmt):
         parts = [format_expr(a, nm) for a in s.args]
         parts += [f"{k}={format_expr(v, nm)}" for k, v in s.kwargs]
-        out.append(f"{ind}for {nm(s.var)} in pl.{s.kind}({', '.join(parts)}):")
+        call = f"pl.{s.kind}({', '.join(parts)})"
+        if s.form == "for":
+            out.append(f"{ind}for {nm(s.var)} in {call}:")
+        else:
+            out.append(f"{ind}with {call}{' as ' + nm(s.var) if s.form == 'with_as' else ''}:")
         _body(s.body, nm, depth + 1, out, [])
     elif isinstance(s, BreakStmt):
         out.append(f"{ind}break")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..ir.exprs import Call, Const, Expr, ListExpr, StrConst, Symbol, Var, VarRef
+from ..ir.exprs import Call, Const, Expr, ListExpr, StrConst, Symbol, TupleItem, Var, VarRef
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, IfStmt, ReturnStmt, ScopeStmt, Stmt, WhileStmt,
                         YieldStmt)
-from ..ir.types import DType, ScalarType, Type
-from .forms import BINOPS, LOOPS
+from ..ir.types import DType, ScalarType, TupleType, Type
+from .forms import BINOPS, LOOPS, SCOPES
 from .read_common import describe, dotted
 
 
@@ -119,6 +119,8 @@ class StmtReader:
             else:
                 vals = [self.expr(s.value)]
             return ReturnStmt(vals, self.span(s))
+        if isinstance(s, ast.With):
+            return self.with_(s)
         if isinstance(s, ast.While):
             raise self.err(s, "Python while loops are not supported; expected "
                            "for (a,) in pl.while_(init_values=(x,)): with pl.cond(...) first")
@@ -151,9 +153,12 @@ class StmtReader:
         if not isinstance(target, ast.Name):
             raise self.err(target, "expected a single variable name as the assignment target "
                            "(tuple unpacking and subscripts are not supported)")
-        if isinstance(value_node, ast.Subscript):  # NKI-style t[i, :], t[ds(off, 64), :]
+        if isinstance(value_node, ast.Subscript) and isinstance(value_node.value, ast.Name) \
+                and isinstance(getattr(self.env.get(value_node.value.id), "type", None), TupleType):
+            value: Expr = self.tuple_item(value_node)
+        elif isinstance(value_node, ast.Subscript):  # NKI-style t[i, :], t[ds(off, 64), :]
             from .subscripts import lower_subscript
-            value: Expr = lower_subscript(self, value_node)
+            value = lower_subscript(self, value_node)
         else:
             value = self.expr(value_node)
         t = self.value_type(value, s, ann, value_node)
@@ -161,6 +166,16 @@ class StmtReader:
             t = self.agree(s, target.id, t, ann)
         v = self.bind(target, target.id, t)
         return AssignStmt(v, value, self.span(s))
+
+    def tuple_item(self, node: ast.Subscript) -> Expr:
+        """``ret[k]`` of a tuple-typed ``ret``: its k-th element."""
+        base = self.expr(node.value)
+        n = len(base.var.type.elements)  # type: ignore[union-attr]
+        k = node.slice
+        if not (isinstance(k, ast.Constant) and type(k.value) is int and 0 <= k.value < n):
+            raise self.err(node, f"expected a constant index 0..{n - 1} into the tuple "
+                           f"{node.value.id!r}")  # type: ignore[attr-defined]
+        return TupleItem(base, k.value)
 
     def _names(self, node: ast.AST, what: str) -> list[ast.Name]:
         elts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else None
@@ -298,6 +313,28 @@ class StmtReader:
         v = self.bind(s.target, s.target.id, ScalarType(DType.INDEX))
         blk = self.block(s.body, allow_yield=False)
         return ScopeStmt("split_aiv", v, args, tuple(kws), blk.stmts, self.span(s))
+
+    def with_(self, s: ast.With) -> Stmt:
+        """``with pl.<region>(...) [as name]:`` — a region kept as written (``forms.SCOPES``)."""
+        if len(s.items) != 1:
+            raise self.err(s, "expected one region per with statement")
+        item = s.items[0]
+        it = item.context_expr
+        name = dotted(it.func) if isinstance(it, ast.Call) else None
+        if name is None or not name.startswith("pl.") or name[3:] not in SCOPES:
+            raise self.err(it, "expected a region such as with pl.at(level=pl.Level.CORE_GROUP): "
+                           "(one of " + ", ".join(f"pl.{k}" for k in sorted(SCOPES)) + ")")
+        assert isinstance(it, ast.Call)
+        args = tuple(self.expr(a) for a in it.args)
+        _, kws, _ = self._init_values(it)
+        target = item.optional_vars
+        if target is not None and not isinstance(target, ast.Name):
+            raise self.err(target, "expected `with pl.<region>(...) as name:`")
+        v = self.bind(target, target.id, None) if target is not None \
+            else Var("_region")
+        blk = self.block(s.body, allow_yield=False)
+        return ScopeStmt(name[3:], v, args, tuple(kws), blk.stmts, self.span(s),
+                         "with_as" if target is not None else "with")
 
     def if_(self, s: ast.If) -> Stmt:
         cond = self.expr(s.test)

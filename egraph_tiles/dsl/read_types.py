@@ -8,7 +8,7 @@ import math
 from dataclasses import replace
 
 from ..ir.exprs import (static_type, BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg,
-                        StrConst, Symbol, VarRef, const_int)
+                        StrConst, Symbol, TupleItem, VarRef, const_int)
 from ..ir.ops import REGISTRY, OpTypeError, bind, dims_agree, infer_type
 from ..ir.types import (DType, MemorySpace, MemRef, OpaqueType, ScalarType, TensorType, TileType,
                         TupleType, Type, UnknownType)
@@ -314,8 +314,8 @@ class ValueTyping:
             return ScalarType(DType.BOOL)
         if isinstance(value, (BinOp, Neg)):
             return self._scalar_type(value, node)
-        if isinstance(value, DynDim):
-            return ScalarType(DType.INDEX)
+        if isinstance(value, (DynDim, TupleItem)):
+            return static_type(value) or UnknownType()
         raise self.err(node, "expected a pl op call, a scalar expression or a variable on the "
                        "right-hand side")
 

@@ -14,7 +14,7 @@ import difflib
 from typing import Any
 
 from .exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
-                    Symbol, Var, VarRef)
+                    Symbol, TupleItem, Var, VarRef)
 from .ops import REGISTRY, BoundCall, OpTypeError
 from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
@@ -103,6 +103,10 @@ class _Comparer:
             self.exprs(list(a.items), list(b.items), "list")
         elif isinstance(a, Call):
             self.call(a, b)
+        elif isinstance(a, TupleItem):
+            if a.index != b.index:
+                self.fail(f"{_show(a)} vs {_show(b)}")
+            self.expr(a.value, b.value)
         elif isinstance(a, DictExpr):
             self.exprs([x for kv in a.items for x in kv], [y for kv in b.items for y in kv], "dict")
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from .types import DType, MemorySpace, ScalarType, Type
+from .types import DType, MemorySpace, ScalarType, TupleType, Type
 
 _var_counter = 0
 
@@ -113,6 +113,15 @@ class DictExpr(Expr):
     ``pl.func_attr({"split": pl.SplitMode.UP_DOWN})``."""
 
     items: tuple[tuple[Expr, Expr], ...]
+
+
+@dataclass(frozen=True)
+class TupleItem(Expr):
+    """Element ``index`` of a tuple value: ``ret[0]`` for ``ret`` returned by a call of a
+    function with several results."""
+
+    value: Expr
+    index: int
 
 
 @dataclass(frozen=True)
@@ -222,6 +231,8 @@ def free_vars(e: Expr) -> list[Var]:
             for k, v in x.items:
                 walk(k)
                 walk(v)
+        elif isinstance(x, TupleItem):
+            walk(x.value)
 
     walk(e)
     return out
@@ -247,6 +258,8 @@ def substitute(e: Expr, mapping: dict[int, Expr]) -> Expr:
         )
     if isinstance(e, DictExpr):
         return DictExpr(tuple((substitute(k, mapping), substitute(v, mapping)) for k, v in e.items))
+    if isinstance(e, TupleItem):
+        return TupleItem(substitute(e.value, mapping), e.index)
     return e
 
 
@@ -263,4 +276,8 @@ def static_type(e: Expr) -> Type | None:
         return ScalarType(DType.BOOL)
     if isinstance(e, (BinOp, Neg, DynDim)):
         return ScalarType(DType.INDEX)
+    if isinstance(e, TupleItem):
+        t = static_type(e.value)
+        if isinstance(t, TupleType) and 0 <= e.index < len(t.elements):
+            return t.elements[e.index]
     return None

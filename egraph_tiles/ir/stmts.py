@@ -108,14 +108,18 @@ class IfStmt(Stmt):
 
 @dataclass(eq=False)
 class ScopeStmt(Stmt):
-    """``for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):`` — a region, not a loop."""
+    """A region, not a loop; its names stay visible after it. ``form`` is how it is written:
+    "for" — ``for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):``; "with_as" —
+    ``with pl.at(level=pl.Level.CORE_GROUP) as tid:``; "with" — ``with pl.auto_scope():``
+    (``var`` is then a placeholder nothing reads)."""
 
-    kind: str  # "split_aiv"
+    kind: str  # the pl call naming the region: "split_aiv", "at", "auto_scope", ...
     var: Var
     args: tuple[Expr, ...]
     kwargs: tuple[tuple[str, Expr], ...]
     body: list[Stmt]
     span: Span = NO_SPAN
+    form: str = "for"
 
 
 @dataclass(eq=False)

@@ -401,3 +401,58 @@ def test_symbol_kinds_are_compared_by_spelling():
     prog = et.parse_program(kernel("pl.system.sync_set(flag=pl.adir.input)"))
     call = next(s for s in prog.functions[0].body if isinstance(s, EvalStmt)).call
     assert call.kwarg("flag") == Symbol(("adir", "input"))
+
+
+# ---------------------------------------------------------------- regions
+
+
+@pytest.mark.parametrize("header", ["with pl.at(level=pl.Level.CORE_GROUP, name_hint=\"qk\") as tid:",
+                                    "with pl.auto_scope():", "with pl.manual_scope():",
+                                    "with pl.spmd(4, sync_start=True):"])
+def test_with_regions_are_kept_and_their_bodies_optimized(header):
+    prog, _, printed = through_the_pass(kernel(
+        header, "    inner: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 1], [0, 2])",
+        "    inner_s: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(inner, 0.5)"))
+    assert header.replace('"qk"', "'qk'") in printed
+    assert "pl.tile.extract(local, 0, 2, shape=[16, 1], target_memory=pl.Mem.Vec)" in printed
+
+
+def test_a_region_keeps_its_names_visible_after_it():
+    _, _, printed = through_the_pass(kernel(
+        "with pl.auto_scope():", "    u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.muls(local, 2.0)",
+        "w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(u, 1.0)"))
+    assert "        w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(u, 1.0)" in printed
+
+
+def test_unknown_region_is_rejected_with_the_known_ones():
+    with pytest.raises(et.DslError, match=r"pl\.auto_scope"):
+        et.parse_program(kernel("with pl.nowhere():", "    pass"))
+
+
+def test_tuple_results_are_read_by_index():
+    text = '''import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def pair(x: pl.Tensor[[16, 16], pl.FP32], a_out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Scalar[pl.INDEX]]:
+        local: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 1], [0, 1])
+        scaled: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head, 0.5)
+        a_1: pl.Tensor[[16, 16], pl.FP32] = pl.store(local, [0, 0], a_out)
+        return a_1, 4
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def run(x: pl.Tensor[[16, 16], pl.FP32], a: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        ret: pl.Tuple[pl.Tensor[[16, 16], pl.FP32], pl.Scalar[pl.INDEX]] = self.pair(x, a)
+        a_2: pl.Tensor[[16, 16], pl.FP32] = ret[0]
+        n: pl.Scalar[pl.INDEX] = ret[1]
+        return a_2
+'''
+    prog, _, printed = through_the_pass(text)
+    run = prog.functions[1]
+    assert isinstance(run.body[1].target.type, TensorType)
+    assert run.body[2].target.type == ScalarType(DType.INDEX)
+    assert "a_2: pl.Tensor[[16, 16], pl.FP32] = ret[0]" in printed
+    with pytest.raises(et.DslError, match="constant index 0..1"):
+        et.parse_program(text.replace("ret[1]", "ret[2]"))
