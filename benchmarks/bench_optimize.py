@@ -93,5 +93,13 @@ def main(sizes: list[int], acc: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    main([int(a) for a in args if a != "--acc"] or [100, 1000, 10000], acc="--acc" in args)
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sizes", nargs="*", type=int, default=[100, 1000, 10000],
+                    help="statement counts (default: 100 1000 10000)")
+    ap.add_argument("--acc", action="store_true",
+                    help="each block also accumulates into an Acc column window, so the "
+                         "Acc-window check builds its e-graph instead of skipping it")
+    a = ap.parse_args()
+    main(a.sizes, acc=a.acc)

@@ -1,7 +1,7 @@
 """Strategies and per-(kernel, strategy) measurements for the comparison driver.
 
 Every strategy maps an input :class:`Program` to a canonicalized one. The baselines come
-from ``egraph_tiles.baselines``; the e-graph strategies from ``egraph_tiles.optimize``
+from ``egraph_tiles.passes.baselines``; the e-graph strategies from ``egraph_tiles.optimize``
 (greedy) and ``egraph_tiles.egraph.ilp.ILPExtractor`` plugged into the engine's
 ``Extractor`` interface. A strategy whose code is missing is reported as unavailable
 ("n/a"), never faked.
@@ -15,7 +15,7 @@ import tracemalloc
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from egraph_tiles import baselines
+from egraph_tiles.passes import baselines
 from egraph_tiles.ir import Program, walk
 from egraph_tiles.metrics import bytes_copied, extract_statements, inserted_extracts, slice_statements
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.baselines import apply_policy, copy_decision, windows_of
+from egraph_tiles.passes.baselines import apply_policy, copy_decision, windows_of
 from egraph_tiles.ir import Program, TensorType, const_int
 
 

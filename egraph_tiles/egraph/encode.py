@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import ops
-from ..ir.effects import Edge, Effects, Share, Write, call_of, function_effects
+from ..ir.effects import (Edge, Effects, Share, Write, call_of, function_effects,
+                          operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt,
                         WhileStmt, YieldStmt)
@@ -335,8 +336,9 @@ class Encoder:
         for i, a in enumerate(call.args):
             self.use(stmt, ("arg", i), a, operand_context(call.op, i))
         for k, v in call.kwargs:
-            idx = op.params.index(k) if op is not None and k in op.params else None
-            self.use(stmt, ("kwarg", k), v, operand_context(call.op, idx))
+            idx = operand_index(call, k)
+            self.use(stmt, ("kwarg", k), v, operand_context(call.op, idx if isinstance(idx, int)
+                                                               else None))
         if op is not None:
             if op.family is ops.Family.VECTOR:
                 self.raw_vec_uses(stmt, call)

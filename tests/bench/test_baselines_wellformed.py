@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import egraph_tiles as et  # noqa: E402
 from benchmarks.corpus import FAMILIES, MIXED, generate  # noqa: E402
-from egraph_tiles.baselines import STRATEGIES, copy_everything, view_everything, windows_of  # noqa: E402
+from egraph_tiles.passes.baselines import STRATEGIES, copy_everything, view_everything, windows_of  # noqa: E402
 from egraph_tiles.ir import MemorySpace  # noqa: E402
 from egraph_tiles.metrics import bytes_copied  # noqa: E402
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import egraph_tiles as et  # noqa: E402
 from benchmarks.corpus import FAMILIES, MIXED, SCALAR_ARGS, generate  # noqa: E402
 from benchmarks.safety import Oracle  # noqa: E402
-from egraph_tiles.baselines import seed_policy  # noqa: E402
+from egraph_tiles.passes.baselines import seed_policy  # noqa: E402
 from egraph_tiles.metrics import bytes_copied  # noqa: E402
 
 SIZE = 30
@@ -99,7 +99,7 @@ def test_ilp_output_on_the_hardware_model_matches_the_ideal_input(family):
 
 @pytest.mark.parametrize("family", [*FAMILIES, MIXED])
 def test_copy_everything_output_on_the_hardware_model_matches_the_ideal_input(family):
-    from egraph_tiles.baselines import copy_everything
+    from egraph_tiles.passes.baselines import copy_everything
 
     prog = _kernel(family)
     assert Oracle(prog, SCALAR_ARGS).verdict(copy_everything(prog)) == "ok"

@@ -3,7 +3,7 @@
 import textwrap
 
 import egraph_tiles.dsl as dsl
-from egraph_tiles.baselines import seed_policy
+from egraph_tiles.passes.baselines import seed_policy
 
 
 def _kernel(params: str, body: str) -> str:

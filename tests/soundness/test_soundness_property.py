@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, find, given, note, settings
 from hypothesis import strategies as st
 
 import egraph_tiles as et
-from egraph_tiles.baselines import view_everything
+from egraph_tiles.passes.baselines import view_everything
 from egraph_tiles.sim.soundness import unsound_because
 from simkit import inputs_for
 from strategies import ROW_OFF_MAX, program_texts

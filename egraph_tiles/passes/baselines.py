@@ -26,13 +26,13 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Callable
 
-from .ir import (AssignStmt, BinOp, Call, Const, EvalStmt, Expr, Family, ForStmt, Function,
+from ..ir import (AssignStmt, BinOp, Call, Const, EvalStmt, Expr, Family, ForStmt, Function,
                  ListExpr, MemorySpace, Neg, Program, Stmt, Symbol, TileType,
                  Var, VarRef, WhileStmt, YieldStmt, const_int, defined_vars, lookup,
                  walk)
-from .ir.mutator import StmtMutator, drop_unused
-from .ir.ops import TRANSFERS
-from .ir.target import ALIGN_BITS
+from ..ir.mutator import StmtMutator, drop_unused
+from ..ir.ops import TRANSFERS
+from ..ir.target import ALIGN_BITS
 
 
 
