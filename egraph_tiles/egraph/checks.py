@@ -13,7 +13,7 @@ from egglog import bindings as eb
 from ..ir.stmts import Function
 from ..ir.target import ALIGN_BYTES, aligned_step
 from ..ir.types import TileType
-from .encode import Encoding, RawColxSite, RawVecSite, Window
+from .encode import Encoding, RawSliceUse, Window
 from .schedule import has_fact
 
 
@@ -27,7 +27,7 @@ def _through(var, slice_var) -> str:
     return f" (through {var.name!r}, a view / alias of it)" if var is not slice_var else ""
 
 
-def _colx(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawColxSite) -> str:
+def _colx(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawSliceUse) -> str:
     return (f"{site.slice_stmt.span}: in function {fn.name!r}, slice {site.var.name!r} has "
             f"valid_shape / drop_dims and a dynamic offset or non-contiguous window, and feeds "
             f"{site.op}: its lazy materialization would corrupt its source. Slice without "
@@ -49,7 +49,7 @@ def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> str:
             f"into a separate tile and copy the result back explicitly.")
 
 
-def _raw_vec(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawVecSite) -> str:
+def _raw_vec(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawSliceUse) -> str:
     s = site.slice_stmt
     t = s.target.type
     return (f"{s.span}: in function {fn.name!r}, slice {s.target.name!r} (tile.slice at line "

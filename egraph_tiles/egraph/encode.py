@@ -69,22 +69,11 @@ class ExtSite:
 
 
 @dataclass(eq=False)
-class RawColxSite:
-    """A col_expand operand that is a ``tile.slice`` with valid_shape / drop_dims (checked by
-    ``rules.checks``, never rewritten)."""
-
-    key: int
-    slice_stmt: AssignStmt
-    var: Var
-    consumer: Stmt
-    op: str
-
-
-@dataclass(eq=False)
-class RawVecSite:
-    """An operand of an ordinary vector op (registry family VECTOR) that is a ``tile.slice`` with
-    valid_shape / drop_dims, directly or through a view of it (set_validshape, ...): not copied
-    by the pass, so ``rules.checks`` requires its address proven aligned (#1789)."""
+class RawSliceUse:
+    """An operand that is a ``tile.slice`` with valid_shape / drop_dims (not a window the pass
+    rewrites; checked by ``rules.checks``): a col_expand operand (``Encoding.raw_colx``), or an
+    operand of an ordinary vector op (registry family VECTOR), directly or through a view of it
+    such as set_validshape (``Encoding.raw_vec``: its address must be proven aligned, #1789)."""
 
     key: int
     slice_stmt: AssignStmt
@@ -119,9 +108,9 @@ class Encoding:
     window_of: dict[Var, Window] = field(default_factory=dict)
     #: scalar var -> its SSA definition expression
     scalar_defs: dict[Var, Expr] = field(default_factory=dict)
-    raw_colx: list[RawColxSite] = field(default_factory=list)
+    raw_colx: list[RawSliceUse] = field(default_factory=list)
     writes: list[WriteSite] = field(default_factory=list)
-    raw_vec: list[RawVecSite] = field(default_factory=list)
+    raw_vec: list[RawSliceUse] = field(default_factory=list)
     #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
 
@@ -319,7 +308,7 @@ class Encoder:
             self.fresh("x")
             self.row("RawColxRow", self._n, raw[0])
             call = call_of(stmt)
-            self.enc.raw_colx.append(RawColxSite(self._n, raw[1], e.var, stmt,
+            self.enc.raw_colx.append(RawSliceUse(self._n, raw[1], e.var, stmt,
                                                  call.op if call is not None else "?"))
         w = self.enc.window_of.get(e.var)
         if w is None:
@@ -353,7 +342,7 @@ class Encoder:
                 continue
             self.fresh("rv")
             self.row("RawVecRow", self._n, raw[0])
-            self.enc.raw_vec.append(RawVecSite(self._n, raw[1], a.var, stmt, call.op))
+            self.enc.raw_vec.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
 
     def edge(self, dst: Var, src: Var) -> None:
         """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src``."""
