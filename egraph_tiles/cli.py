@@ -204,8 +204,6 @@ def destinations(args: argparse.Namespace, sources: list[Source]) -> dict[str, P
 def _check_usage(args: argparse.Namespace, single: bool) -> None:
     writes = [f for f, on in (("-o", args.output), ("--out-dir", args.out_dir),
                               ("--in-place", args.in_place)) if on]
-    if len(writes) > 1:
-        raise UsageError(f"choose one of {', '.join(writes)}")
     if args.check and writes:
         raise UsageError(f"--check writes nothing: drop {writes[0]}")
     if batch.STDIN in args.paths and (args.out_dir or args.in_place):

@@ -281,3 +281,13 @@ def test_on_a_terminal_a_progress_bar_replaces_the_ok_lines(lib, monkeypatch, ca
     err = capsys.readouterr().err
     assert "3/3" in err and "━" in err
     assert f"{lib / 'a.py'}: would change" in err and f"{lib / 'a.py'}: ok" not in err
+
+
+def test_out_dir_with_two_workers_writes_what_one_writes_and_reports_in_the_same_order(
+        lib, tmp_path, capsys):
+    def run(jobs):
+        out = tmp_path / f"out{jobs}"
+        assert main(["optimize", str(lib), "--out-dir", str(out), "-j", str(jobs)]) == 1
+        lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith(("error", str(lib)))]
+        return {p.relative_to(out): p.read_text() for p in out.rglob("*.py")}, lines
+    assert run(2) == run(1)
