@@ -94,3 +94,33 @@ LOAD = """
       :ruleset load :name "load-raw-vector-use")
 (rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")
 """
+
+#: What each violation relation above tells the kernel author, declared beside the rule that
+#: derives it: ``relation -> (rule name, message)``.  ``egraph_tiles.egraph.checks`` fills the
+#: fields: ``where`` (file:line:col of the slice statement), ``fn``, ``slice`` (the slice's name),
+#: ``operand`` (the name the consumer uses), ``line`` (the slice's line), ``op`` / ``op_line``
+#: (the consumer), ``through`` (the view or alias written / read through, or nothing), ``by`` (the
+#: writing ops), ``align_bytes`` and ``align`` (the alignment fix for the slice's dtype).
+VIOLATIONS = {
+    "ColxViolation": (
+        "raw-slice-col-expand-violation",
+        "{where}: in function {fn!r}, slice {operand!r} has valid_shape / drop_dims and a dynamic "
+        "offset or non-contiguous window, and feeds {op}: its lazy materialization would corrupt "
+        "its source. Slice without valid_shape / drop_dims, or copy it first with "
+        "tile.extract(..., target_memory=pl.Mem.Vec)."),
+    "WindowWriteViolation": (
+        "written-window-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) is written in "
+        "place by {by}, and its window is not provably {align_bytes}-byte aligned. A window "
+        "written in place can be neither copied (the write would land in the copy and be lost) "
+        "nor used as an unaligned view (the device can hang, #1789). {align}, or write into a "
+        "separate tile and copy the result back explicitly."),
+    "RawVecViolation": (
+        "raw-slice-vector-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) has "
+        "valid_shape / drop_dims and feeds {op} at line {op_line}{through}. The pass does not "
+        "copy a slice with valid_shape / drop_dims, so it reaches the op as a view, and its "
+        "address is not provably {align_bytes}-byte aligned: the device can hang (#1789). "
+        "{align}, or slice without valid_shape / drop_dims and set the valid shape with "
+        "tile.set_validshape on an aligned copy."),
+}
