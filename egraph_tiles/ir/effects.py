@@ -185,6 +185,17 @@ class Effects:
             return None
         return max(0, -(-(b - a) // c))
 
+    def trips(self, s: Stmt) -> int | None:
+        """How many times ``s`` runs per call of the function: the product of the trip counts
+        of its enclosing loops (1 outside any loop); None when one of them is not constant."""
+        n = 1
+        for loop in self.enclosing_loops(s):
+            t = self.trip_count(loop)
+            if t is None:
+                return None
+            n *= t
+        return n
+
     # ------------------------------------------------------------------ storage
     def storage(self, v: Var) -> Var:
         """The representative of ``v``'s storage class."""

@@ -57,6 +57,7 @@ def test_loop_nesting_program_points_and_trip_counts():
     assert fx.enclosing_loops(q_stmt) == [outer, inner]
     assert fx.point(outer).pos < fx.point(q_stmt).pos <= fx.point(inner).end <= fx.point(outer).end
     assert fx.trip_count(outer) == 8 and fx.trip_count(inner) == 4
+    assert fx.trips(q_stmt) == 32 and fx.trips(outer) == 1
     assert fx.written_in_loop(v["v"], inner) and fx.written_in_loop(v["v"], outer)
     assert not fx.written_in_loop(v["u"], outer)
 
