@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
+import math
+
 import numpy as np
 
 from egraph_tiles.nki.combine import cached_combine_index_tiles
@@ -95,7 +97,7 @@ def access_exprs(tensor_shape: Sequence[int], index: Any
 def row_major_address(tensor_shape: Sequence[int], exprs: Sequence[AffineExpr]) -> AffineExpr:
     """``sum(expr_k * stride_k)`` for a row-major tensor of shape ``tensor_shape``."""
     shape = tuple(int(d) for d in tensor_shape)
-    strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
     address = AffineExpr.const(0)
     for e, stride in zip(exprs, strides, strict=True):
         address = address + e * stride

@@ -21,6 +21,7 @@ a partition dimension over 128, an indirect (data-dependent) index, a mask that 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -476,29 +477,44 @@ def sample_envs(variables: Sequence[Var], steps: Mapping[str, int], k: int = 8,
     return envs
 
 
+def _strides(shape: Sequence[int]) -> list[int]:
+    return [math.prod(shape[k + 1:]) for k in range(len(shape))]
+
+
+def outer_flat(parts: Sequence[Any], shape: Sequence[int]) -> np.ndarray:
+    """Flat element ids of numpy *basic* indexing: each part an int or a 1-D array of indices
+    (a slice's), row-major ``shape``; sliced dimensions in order, integer ones dropped."""
+    flat: Any = np.zeros((), dtype=np.int64)
+    for part, stride in zip(parts, _strides(shape)):
+        if isinstance(part, np.ndarray):
+            flat = np.add.outer(flat, part.astype(np.int64) * stride)
+        else:
+            flat = flat + int(part) * stride
+    return np.asarray(flat)
+
+
 def legacy_elements(raw: RawAccess, env: Mapping[str, int]) -> np.ndarray:
-    """The legacy index read with numpy: element ids of an ``arange``-filled tensor, one per
-    position of the index's broadcast tile."""
+    """The legacy index read with numpy: the flat element ids (row-major) of ``tensor[index]``,
+    one per position of the index's broadcast tile; -1 where the index leaves the tensor."""
     shape = raw.tensor.shape
-    data = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     subs = list(raw.subs) + [slice(None)] * (len(shape) - len(raw.subs))
     env = dict(env)
 
     def scalar(v: Any) -> Any:
         return int(v.evaluate(env)) if isinstance(v, AffineExpr) else v
 
-    def pyslice(s: Any, dim: int) -> slice:
+    def pyslice(s: Any) -> slice:
         if isinstance(s, DynSlice):
             start = scalar(s.start)
             return slice(start, start + int(s.size))
         return slice(scalar(s.start), scalar(s.stop), scalar(s.step))
 
     if not any(isinstance(s, TileIndex) for s in subs):
-        index = tuple(pyslice(s, n) if isinstance(s, (slice, DynSlice)) else scalar(s)
-                      for s, n in zip(subs, shape))
-        if any(isinstance(i, int) and not 0 <= i < n for i, n in zip(index, shape)):
-            return np.full(max(1, 1), -1)  # an integer index outside the tensor
-        return data[index]
+        parts = [np.arange(n)[pyslice(s)] if isinstance(s, (slice, DynSlice)) else scalar(s)
+                 for s, n in zip(subs, shape)]
+        if any(isinstance(i, int) and not 0 <= i < n for i, n in zip(parts, shape)):
+            return np.full(1, -1)  # an integer index outside the tensor
+        return outer_flat(parts, shape)
     owners = [k for k, s in enumerate(subs) if isinstance(s, (slice, DynSlice, TileIndex))]
     r = max((len(s.tile.shape) for s in subs if isinstance(s, TileIndex) and s.tile), default=0)
     r = max(r, len(owners))
@@ -510,16 +526,17 @@ def legacy_elements(raw: RawAccess, env: Mapping[str, int]) -> np.ndarray:
             index.append(val.reshape((1,) * (r - val.ndim) + val.shape))
         elif isinstance(s, (slice, DynSlice)):
             j = owners.index(k)
-            vals = np.arange(shape[k])[pyslice(s, shape[k])]
+            vals = np.arange(shape[k])[pyslice(s)]
             index.append(vals.reshape((1,) * j + (len(vals),) + (1,) * (r - j - 1)))
         else:
             index.append(np.asarray(scalar(s)))
     arrs = np.broadcast_arrays(*index)
     inside = np.ones(arrs[0].shape, dtype=bool)
-    for a, n in zip(arrs, shape):
+    flat = np.zeros(arrs[0].shape, dtype=np.int64)
+    for a, n, stride in zip(arrs, shape, _strides(shape)):
         inside &= (a >= 0) & (a < n)
-    clipped = tuple(np.clip(a, 0, n - 1) for a, n in zip(arrs, shape))
-    return np.where(inside, data[clipped], -1)  # -1: outside the tensor (masked off, or a bug)
+        flat = flat + a.astype(np.int64) * stride
+    return np.where(inside, flat, -1)  # -1: outside the tensor (masked off, or a bug)
 
 
 def pattern_elements(rep: AccessReport, env: Mapping[str, int]) -> np.ndarray:

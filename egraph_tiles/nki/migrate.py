@@ -23,6 +23,7 @@ definitions no longer used are removed.
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,9 +34,10 @@ from egraph_tiles.nki.expr import Var
 from egraph_tiles.nki.frontend import (
     AccessReport,
     KernelReport,
-    check_elements,
-    sample_envs,
     _vars_of,
+    check_elements,
+    outer_flat,
+    sample_envs,
 )
 from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
 from egraph_tiles.nki.reader import Finding
@@ -193,9 +195,8 @@ def _text(rep: AccessReport, form: _Form, names: dict[str, str]) -> str:
 
 
 def _elements(rep: AccessReport, form: _Form, env: dict[str, int]) -> np.ndarray | str:
-    """What the new form reads (element ids of an ``arange``-filled tensor) at ``env``."""
+    """What the new form reads (flat element ids, row-major) at ``env``, or why it cannot."""
     shape = rep.raw.tensor.shape
-    data = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     if form.kind == "ap":
         counts = [max(int(sym_evaluate(c, env)), 0) for _, c in form.pattern]
         idx = np.full(counts, int(sym_evaluate(form.offset, env)), dtype=np.int64)
@@ -203,22 +204,22 @@ def _elements(rep: AccessReport, form: _Form, env: dict[str, int]) -> np.ndarray
             sh = [1] * len(counts)
             sh[k] = n
             idx = idx + s * np.arange(n, dtype=np.int64).reshape(sh)
-        if idx.size and (idx.min() < 0 or idx.max() >= data.size):
+        if idx.size and (idx.min() < 0 or idx.max() >= math.prod(shape)):
             return "the pattern leaves the tensor"
-        return data.reshape(-1)[idx]
-    index: list[Any] = []
+        return idx
+    parts: list[Any] = []
     for d, n in zip(form.dims, shape):
         start = int(sym_evaluate(d.start, env))
         if d.stop is None:
             if not 0 <= start < n:
                 return f"index {start} is outside a dimension of {n}"
-            index.append(start)
+            parts.append(start)
             continue
         stop = int(sym_evaluate(d.stop, env))
         if start < 0 or stop > n:
             return f"slice {start}:{stop} is outside a dimension of {n}"
-        index.append(slice(start, max(stop, start), d.step))
-    return data[tuple(index)]
+        parts.append(np.arange(start, max(stop, start), d.step))
+    return outer_flat(parts, shape)
 
 
 def _check(rep: AccessReport, form: _Form, steps: dict[str, int]) -> str | None:

@@ -390,8 +390,9 @@ class _Reader:
                 value = value.with_shape(value.shape, target.id)
             if isinstance(value, AffineExpr):
                 for v in value.free_vars:
-                    if v.name.startswith("program_id_") and value == AffineExpr.var(v):
-                        self.out.source_names.setdefault(v.name, target.id)
+                    if v.name.startswith("program_id_") and value == AffineExpr.var(v) \
+                            and self.depth == 0 and self.out.source_names.get(v.name, "").startswith("nl."):
+                        self.out.source_names[v.name] = target.id  # `row = nl.program_id(0)`
             env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = self._unpack(value, len(target.elts), st)
@@ -647,18 +648,21 @@ class _Reader:
 
     def _binop(self, op: ast.operator, a: Any, b: Any, node: ast.AST) -> Any:
         a, b = _const_value(a), _const_value(b)
-        text = ast.unparse(node) if isinstance(node, ast.BinOp) else type(op).__name__
+
+        def text() -> str:  # only an error message needs the source text
+            return ast.unparse(node) if isinstance(node, ast.BinOp) else type(op).__name__
+
         py = (int, float, bool)
         if isinstance(a, (str, tuple, list)) or isinstance(b, (str, tuple, list)):
             try:
                 return _PYOPS[type(op)](a, b)
             except (TypeError, KeyError, ValueError):
-                return Opaque(f"`{text}` is not analyzed")
+                return Opaque(f"`{text()}` is not analyzed")
         if isinstance(a, py) and isinstance(b, py):
             try:
                 return _PYOPS[type(op)](a, b)
             except (KeyError, ZeroDivisionError, TypeError, ValueError, OverflowError):
-                return Opaque(f"`{text}` cannot be evaluated")
+                return Opaque(f"`{text()}` cannot be evaluated")
         if isinstance(a, Tensor) or isinstance(b, Tensor):
             shapes = [x.shape for x in (a, b) if isinstance(x, Tensor)]
             t = a if isinstance(a, Tensor) else b
@@ -675,16 +679,16 @@ class _Reader:
                 return CmpTileMask(AffineExpr.const(1), "<", None)  # never runs
         if isinstance(a, TileMask) or isinstance(b, TileMask):
             raise ReaderError(f"masks combine with `&` only (expected comparisons of index "
-                              f"expressions joined with &), not `{text}`", node)
+                              f"expressions joined with &), not `{text()}`", node)
         if isinstance(a, Opaque) or isinstance(b, Opaque):
             o = a if isinstance(a, Opaque) else b
             return o
         if isinstance(a, float) or isinstance(b, float):
-            return Opaque(f"`{text}` mixes a float with an index", "nonaffine")
+            return Opaque(f"`{text()}` mixes a float with an index", "nonaffine")
         idx = isinstance(a, TileIndex) or isinstance(b, TileIndex)
         sym = isinstance(a, AffineExpr) or isinstance(b, AffineExpr)
         if not (idx or sym):
-            return Opaque(f"`{text}` is not analyzed")
+            return Opaque(f"`{text()}` is not analyzed")
         if isinstance(op, (ast.Add, ast.Sub)):
             if idx:
                 x, y = _as_index_operand(a), _as_index_operand(b)
@@ -697,16 +701,16 @@ class _Reader:
                 a, b = b, a
             if isinstance(b, Integral):
                 return a * int(b)
-            return Opaque(f"`{text}` multiplies two index values: the index is not affine",
+            return Opaque(f"`{text()}` multiplies two index values: the index is not affine",
                           "nonaffine")
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             if isinstance(b, Integral) and int(b) > 0 and not isinstance(a, Integral):
                 return a // int(b) if isinstance(op, ast.FloorDiv) else a % int(b)
-            return Opaque(f"`{text}`: `//` and `%` of an index need a positive integer divisor; "
+            return Opaque(f"`{text()}`: `//` and `%` of an index need a positive integer divisor; "
                           "the index is not affine", "nonaffine")
         if isinstance(op, ast.Div):
-            return Opaque(f"`{text}`: true division of an index is not affine", "nonaffine")
-        return Opaque(f"`{text}` is not affine", "nonaffine")
+            return Opaque(f"`{text()}`: true division of an index is not affine", "nonaffine")
+        return Opaque(f"`{text()}` is not affine", "nonaffine")
 
     def _compare(self, node: ast.Compare, env: dict[str, Any]) -> Any:
         left = self._expr(node.left, env)
@@ -827,7 +831,7 @@ class _Reader:
 
     def _access(self, node: ast.Subscript, base: Tensor, env: dict[str, Any], role: str) -> Any:
         items = self._index_items(node.slice, env)
-        text = ast.unparse(node.value)
+        text = node.value.id if isinstance(node.value, ast.Name) else ast.unparse(node.value)
         legacy = False
         subs: list[Any] = []
         for it in items:
