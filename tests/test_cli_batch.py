@@ -291,3 +291,9 @@ def test_out_dir_with_two_workers_writes_what_one_writes_and_reports_in_the_same
         lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith(("error", str(lib)))]
         return {p.relative_to(out): p.read_text() for p in out.rglob("*.py")}, lines
     assert run(2) == run(1)
+
+
+def test_check_json_is_one_document_and_writes_no_program(lib, capsys):
+    assert main(["check", str(lib / "a.py"), str(lib / "acc.py"), "--json", "-j", "1"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [f["status"] for f in doc["files"]] == ["ok", "error"] and doc["totals"]["rejected"] == 1
