@@ -15,8 +15,11 @@ from .passes.canonicalize import Options, Report, canonicalize_tile_slice
 
 def optimize(program: Program, *, options: Options | None = None,
              report: Report | None = None) -> Program:
-    """All optimization passes (today: CanonicalizeTileSlice); returns a new Program."""
-    return canonicalize_tile_slice(program, options=options, report=report)
+    """All optimization passes (today: CanonicalizeTileSlice); returns a new Program.  The input
+    and the output are verified (``ValueError`` naming the statement): a window out of bounds
+    is rejected before the pass folds it and, as a guard, after."""
+    out = canonicalize_tile_slice(verify_program(program), options=options, report=report)
+    return verify_program(out)
 
 
 __all__ = [

@@ -38,7 +38,11 @@ applies to it unchanged.  ``RawVecProven`` (0 at load, 1 once that proof exists,
 read by ``checks`` after saturation: no proof is a ``RawVecViolation`` (reject, never accept).
 """
 
-RULES = """
+from egraph_tiles.ir.ops import Role
+
+ORD = Role.ORD.egg
+
+RULES = f"""
 (relation RawColxUse (i64 Tile))
 (function ColxProven (Tile) i64 :merge (max old new))
 (relation ColxViolation (i64))
@@ -57,7 +61,7 @@ RULES = """
 (relation WindowWriteViolation (i64))
 ; a proven view of a window as an ordinary operand (aligned-vec-view, #1789): writes through it
 ; land in the source
-(rule ((= u (Use w "ord")) (= u (Keep w "ord")) (= w (Win b r c h wd)))
+(rule ((= u (Use w {ORD})) (= u (Keep w {ORD})) (= w (Win b r c h wd)))
       ((set (ViewProven w) 1)) :ruleset legality :name "written-window-view-proven")
 (ruleset written)
 ; a write into a view (or alias / carry) of a tile is a write into that tile's storage
@@ -73,14 +77,14 @@ RULES = """
 (function RawVecProven (Tile) i64 :merge (max old new))
 (relation RawVecViolation (i64))
 ; the aligned-vec-view proof of the slice's ordinary use marks it safe to stay a view
-(rule ((RawVecUse n w) (= u (Use w "ord")) (= u (Keep w "ord")))
+(rule ((RawVecUse n w) (= u (Use w {ORD})) (= u (Keep w {ORD})))
       ((set (RawVecProven w) 1)) :ruleset legality :name "raw-slice-vector-view-proven")
 ; #1789 for a valid_shape / drop_dims slice: a vector-op use with no aligned-view proof
 (rule ((RawVecUse n w) (= 0 (RawVecProven w))) ((RawVecViolation n))
       :ruleset checks :name "raw-slice-vector-violation")
 """
 
-LOAD = """
+LOAD = f"""
 (relation RawColxRow (i64 i64))
 (rule ((RawColxRow n k)) ((RawColxUse n (NT k)) (set (ColxProven (NT k)) 0))
       :ruleset load :name "load-raw-col-expand-use")
@@ -90,7 +94,7 @@ LOAD = """
 (rule ((WriteRow n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule ((ViewEdgeRow d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
 (relation RawVecRow (i64 i64))
-(rule ((RawVecRow n k)) ((RawVecUse n (NT k)) (Use (NT k) "ord") (set (RawVecProven (NT k)) 0))
+(rule ((RawVecRow n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
       :ruleset load :name "load-raw-vector-use")
 (rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")
 """

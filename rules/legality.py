@@ -3,13 +3,16 @@
 A missing fact must mean "copy", so every rule here matches a *positive* proof.
 """
 
+from egraph_tiles.ir.ops import Role
 from egraph_tiles.ir.target import ALIGN_BITS
+
+ORD, COLX = Role.ORD.egg, Role.COLX.egg
 
 RULES = f"""
 (ruleset legality)
 ; #1789: "Vec tile.slice feeding an ordinary call, inherited address provably 32-byte aligned:
 ; untouched; keeps the zero-copy subview" — bit address a multiple of {ALIGN_BITS}
-(rule ((= u (Use w ctx)) (= ctx "ord") (= w (Win b r c h wd)) (MemOf w "Vec") (= am (AddrMult w))
+(rule ((= u (Use w ctx)) (= ctx {ORD}) (= w (Win b r c h wd)) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset legality :name "aligned-vec-view")
 ; #1640 / #2010: "Static-offset contiguous Vec tile.slice (single row, or full source width)
@@ -23,6 +26,6 @@ RULES = f"""
       ((IdentityCopy w)) :ruleset legality :name "identity-copy-single-row")
 (rule ((= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (= wd (Pitch (Leaf s))))
       ((IdentityCopy w)) :ruleset legality :name "identity-copy-full-width")
-(rule ((= u (Use w ctx)) (= ctx "colx") (IdentityCopy w) (MemOf w "Vec"))
+(rule ((= u (Use w ctx)) (= ctx {COLX}) (IdentityCopy w) (MemOf w "Vec"))
       ((union u (Keep w ctx))) :ruleset legality :name "col-expand-identity-view")
 """

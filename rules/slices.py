@@ -9,7 +9,11 @@ The ``copyview`` ruleset (run only in the driver's second round) adds, for a use
 slice whose parent was copied at its definition, the form that reads the parent's copy.
 """
 
+from egraph_tiles.ir.ops import Role
+
 from .sorts import CAP
+
+ORD, COLX, LEFT, RIGHT = (r.egg for r in (Role.ORD, Role.COLX, Role.LEFT, Role.RIGHT))
 
 RULES = f"""
 (ruleset slices)
@@ -26,32 +30,32 @@ RULES = f"""
 (ruleset safe)
 ; a matmul-family left / right operand that is a Mat window: "replaced by a fresh
 ; tile.extract(base, off_row, off_col, slice_shape, target_memory=Left|Right)"
-(rule ((= u (Use w ctx)) (= ctx "left") (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
+(rule ((= u (Use w ctx)) (= ctx {LEFT}) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
       ((union u (Copy w "Left" ctx)) (set (cost_table_Copy w "Left" ctx) (/ (* (* h wd) bits) 8)))
       :ruleset safe :name "matmul-left-operand-extract")
-(rule ((= u (Use w ctx)) (= ctx "right") (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
+(rule ((= u (Use w ctx)) (= ctx {RIGHT}) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
       ((union u (Copy w "Right" ctx)) (set (cost_table_Copy w "Right" ctx) (/ (* (* h wd) bits) 8)))
       :ruleset safe :name "matmul-right-operand-extract")
 ; a Vec window feeding an ordinary operand (or escaping through alias / loop init / yield) or a
 ; col_expand operand: the safe form is a fresh tile.extract(..., target_memory=Vec) (#1640,
 ; #2010, #1789); the view comes back only through a proof in rules.legality
-(rule ((= u (Use w ctx)) (= ctx "ord") (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
+(rule ((= u (Use w ctx)) (= ctx {ORD}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
       ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) (/ (* (* h wd) bits) 8)))
       :ruleset safe :name "vec-operand-extract")
-(rule ((= u (Use w ctx)) (= ctx "colx") (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
+(rule ((= u (Use w ctx)) (= ctx {COLX}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
       ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) (/ (* (* h wd) bits) 8)))
       :ruleset safe :name "col-expand-operand-extract")
 ; outside the pass's scope the operand is left as it is: a non-window value; a Mat (or
 ; Left/Right/Acc) window with a consumer that is not canonicalized ("A Mat slice with a consumer
 ; that is not canonicalized (e.g. tile.move) is left intact"); a non-Mat matmul operand
 (rule ((= u (Use (Leaf s) ctx))) ((union u (Keep (Leaf s) ctx))) :ruleset safe :name "keep-non-window")
-(rule ((= u (Use w ctx)) (= ctx "ord") (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
+(rule ((= u (Use w ctx)) (= ctx {ORD}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-vec-window")
-(rule ((= u (Use w ctx)) (= ctx "colx") (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
+(rule ((= u (Use w ctx)) (= ctx {COLX}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-vec-col-expand-window")
-(rule ((= u (Use w ctx)) (= ctx "left") (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
+(rule ((= u (Use w ctx)) (= ctx {LEFT}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-left-window")
-(rule ((= u (Use w ctx)) (= ctx "right") (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
+(rule ((= u (Use w ctx)) (= ctx {RIGHT}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-right-window")
 
 (ruleset copyview)

@@ -25,9 +25,10 @@ Sorts
 bindings, each of which is a table of its own in egglog: thousands of them made loading and
 saturation quadratic in time and memory.
 
-Contexts (from the op registry, never op names): ``"ord"`` ordinary call operand and the SSA
-escapes (alias, loop init, yield), ``"colx"`` a ``Family.COL_EXPAND`` operand, ``"left"`` /
-``"right"`` a matmul-family ``left_arg`` / ``right_arg`` operand.
+Contexts (``ir.ops.Role``, read from the op registry, never op names; rules interpolate
+``Role.X.egg``): ``ORD`` an ordinary call operand and the SSA escapes (alias, loop init, yield),
+``COLX`` a ``Family.COL_EXPAND`` operand, ``LEFT`` / ``RIGHT`` a matmul-family ``left_arg`` /
+``right_arg`` operand.
 
 Costs: a window node is expensive (1000) so a folded / peeled form with one statement fewer wins;
 ``Copy`` gets its byte cost (rows * cols * storage bits / 8) from the ``cost_table_Copy`` table set

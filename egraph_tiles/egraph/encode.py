@@ -56,7 +56,7 @@ class UseSite:
     slot: tuple  # ("arg", i) | ("kwarg", name) | ("alias",) | ("init", i) | ("yield", i)
     var: Var
     window: Window
-    ctx: str
+    ctx: ops.Role
 
 
 @dataclass(eq=False)
@@ -156,20 +156,9 @@ def raw_slice_parts(call: Call) -> tuple[Var, ListExpr, ListExpr] | None:
     return src.var, shape, off
 
 
-def operand_context(op_name: str, index: int | None) -> str | None:
+def operand_context(op_name: str, index: int | None) -> ops.Role | None:
     """The use context of argument ``index`` of a call, read from the registry."""
-    op = ops.lookup(op_name)
-    if op is None:
-        return "ord"  # opaque: may read and write every argument
-    if op.family is ops.Family.MATMUL:
-        if index is not None and index == op.left_arg:
-            return "left"
-        if index is not None and index == op.right_arg:
-            return "right"
-        return None  # accumulator, bias, scales: never rewritten
-    if op.family is ops.Family.COL_EXPAND:
-        return "colx"
-    return "ord"
+    return ops.operand_role(op_name, index)
 
 
 def _q(s: str) -> str:
@@ -300,11 +289,11 @@ class Encoder:
         self._raw_view[stmt.target] = (k, stmt)
 
     # ------------------------------------------------------------------ uses
-    def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: str | None) -> None:
+    def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: ops.Role | None) -> None:
         if ctx is None or not isinstance(e, VarRef):
             return
         raw = self._raw.get(e.var)
-        if raw is not None and ctx == "colx":
+        if raw is not None and ctx is ops.Role.COLX:
             self.fresh("x")
             self.row("RawColxRow", self._n, raw[0])
             call = call_of(stmt)
@@ -382,7 +371,7 @@ class Encoder:
             self.call_uses(s, s.call)
         elif isinstance(s, ForStmt):
             for i, v in enumerate(s.init_values):
-                self.use(s, ("init", i), v, "ord")
+                self.use(s, ("init", i), v, ops.Role.ORD)
             self.edges(s, Share.LOOP_INIT)
             sym = self.scalar_sym(s.loop_var)
             self.row("LoopRow", sym, self.idx(s.start), self.idx(s.step))
@@ -390,7 +379,7 @@ class Encoder:
             self.edges(s, Share.LOOP_BACK, Share.LOOP_RESULT)
         elif isinstance(s, WhileStmt):
             for i, v in enumerate(s.init_values):
-                self.use(s, ("init", i), v, "ord")
+                self.use(s, ("init", i), v, ops.Role.ORD)
             self.edges(s, Share.LOOP_INIT)
             self.body(s.body)
             self.edges(s, Share.LOOP_BACK, Share.LOOP_RESULT)
@@ -402,7 +391,7 @@ class Encoder:
             self.body(s.body)
         elif isinstance(s, YieldStmt):
             for i, v in enumerate(s.values):
-                self.use(s, ("yield", i), v, "ord")
+                self.use(s, ("yield", i), v, ops.Role.ORD)
 
     def assign(self, s: AssignStmt) -> None:
         v = s.value
@@ -430,7 +419,7 @@ class Encoder:
             return
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
             # a plain alias names the same tile; it is also an escape of a window
-            self.use(s, ("alias",), v, "ord")
+            self.use(s, ("alias",), v, ops.Role.ORD)
             self.enc.tile_of[s.target] = self.tile(v.var)
             w = self.enc.window_of.get(v.var)
             if w is not None:

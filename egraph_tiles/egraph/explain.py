@@ -46,8 +46,8 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
                       site.ctx)
     nbytes = window_bytes(w)
     copied = d.kind == "copy"
-    if site.ctx in ("left", "right"):
-        mem = "Left" if site.ctx == "left" else "Right"
+    if site.ctx in (ops.Role.LEFT, ops.Role.RIGHT):
+        mem = site.ctx.copy_memory.value
         if copied:
             why = (f"Mat window as matmul {site.ctx} operand → tile.extract(target_memory={mem}), "
                    f"{nbytes} B")
@@ -55,7 +55,7 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
             why = "not a Mat window: left as it is"
     elif d.buf_var is not None:
         why = _copy_view_reason(w, copied, d.buf_var.name, eg)
-    elif site.ctx == "colx":
+    elif site.ctx is ops.Role.COLX:
         why = _colx_reason(w, copied, nbytes)
     else:
         why = _ord_reason(w, copied, eg)
@@ -66,7 +66,7 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
                          placement=d.placement, line=site.stmt.span.line)
 
 
-def use_label(op: str, slot: tuple, ctx: str) -> str:
+def use_label(op: str, slot: tuple, ctx: ops.Role) -> str:
     if slot[0] == "alias":
         return "plain alias"
     if slot[0] == "init":
@@ -75,8 +75,7 @@ def use_label(op: str, slot: tuple, ctx: str) -> str:
         return f"yield value {slot[1]}"
     if ops.lookup(op) is None:  # the seed copies opaque operands: only sound if the op only reads
         return f"{op} operand {slot[1]} (opaque call, assumed not to write it)"
-    kind = {"left": "left operand", "right": "right operand", "colx": "col_expand operand"}
-    return f"{op} {kind.get(ctx, 'operand')} {slot[1]}"
+    return f"{op} {ops.Role(ctx).label} {slot[1]}"
 
 
 def window_bits(w: Window) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from egglog import bindings as eb
 
+from ..ir import ops
 from ..ir.effects import call_of, op_effect, operand_index
 from .decode import Decoder
 from .encode import Encoding, UseSite
@@ -32,7 +33,7 @@ def copy_view_gates(enc: Encoding, dec: Decoder, eg: eb.EGraph) -> dict[UseSite,
     for site in enc.uses:
         w = site.window
         p = w.parent
-        if p is None or site.ctx not in ("ord", "colx") or p.key not in dec.buf_var:
+        if p is None or site.ctx not in (ops.Role.ORD, ops.Role.COLX) or p.key not in dec.buf_var:
             continue
         base = p.root.src
         if dec.hazard(p, site.stmt, base):

@@ -1,8 +1,8 @@
 """The verifier: a well-formedness check of IR programs.
 
 ``verify_program(p)`` raises ``ValueError`` naming the statement and its source line on:
-use of a variable before its definition, a slice (or extract) window outside its source
-for constant extents, a copy from a memory space into one it cannot reach, a call whose
+use of a variable before its definition, a window (slice, extract, load: the registry's
+``window`` operands) outside its source on an axis whose offset has known bounds, a copy from a memory space into one it cannot reach, a call whose
 argument types do not fit (shape / dtype / memory), an assigned variable whose type
 differs from its value's, and a yield whose arity differs from the loop's or if's
 carries. Scoping follows the DSL: names bound in a loop or if body are not visible after
@@ -12,7 +12,7 @@ definitions stay visible.
 
 from __future__ import annotations
 
-from .exprs import (static_type, BinOp, Call, Compare, Expr, ListExpr, Neg, Var, const_int,
+from .exprs import (static_type, BinOp, Call, Compare, Expr, Neg, Var, VarRef, const_int,
                     free_vars)
 from .ops import REGISTRY, dims_agree, OpTypeError, bind, infer_type
 from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
@@ -38,6 +38,11 @@ class _Verifier:
         from ..dsl.printer import Names
 
         self.names = Names.for_function(f)
+        #: known bounds of scalar variables (by id): definitions and constant-range loop vars
+        self.bounds: dict[int, Interval] = {}
+        #: inside an if / while body: a condition may keep a window from running at its offsets'
+        #: extremes, so only constant offsets are checked there
+        self.guarded = 0
 
     def fail(self, s: Stmt | None, message: str) -> ValueError:
         from ..dsl.printer import format_stmt
@@ -98,6 +103,7 @@ class _Verifier:
             self.uses(s, [s.value], scope)
             self.assign(s)
             self.define(scope, [s.target])
+            self.bind_bounds(s)
         elif isinstance(s, EvalStmt):
             self.uses(s, [s.call], scope)
             self.call_type(s, s.call)
@@ -105,6 +111,7 @@ class _Verifier:
             self.uses(s, s.values, scope)
         elif isinstance(s, ForStmt):
             self.uses(s, [s.start, s.stop, s.step, *s.init_values], scope)
+            self.bind_bounds(s)
             self.carries(s, s.iter_args, s.init_values, s.return_vars)
             inner = set(scope)
             self.define(inner, [s.loop_var, *s.iter_args])
@@ -117,14 +124,18 @@ class _Verifier:
             inner = set(scope)
             self.define(inner, s.iter_args)
             self.uses(s, [s.cond], inner)
+            self.guarded += 1
             y = self.block(s.body, inner, len(s.iter_args) if s.iter_args else None, s)
+            self.guarded -= 1
             self.yield_types(y, s.iter_args)
             self.define(scope, s.return_vars)
         elif isinstance(s, IfStmt):
             self.uses(s, [s.cond], scope)
             n = len(s.return_vars) if s.return_vars else None
+            self.guarded += 1
             yt = self.block(s.then_body, set(scope), n, s)
             ye = self.block(s.else_body, set(scope), n, s)
+            self.guarded -= 1
             self.yield_types(yt, s.return_vars)
             self.yield_types(ye, s.return_vars)
             self.define(scope, s.return_vars)
@@ -188,33 +199,75 @@ class _Verifier:
         return t
 
     def window(self, s: Stmt, c: Call) -> None:
-        """A constant slice / extract window must lie inside its constant-shaped source."""
-        if c.op not in ("tile.slice", "tile.extract"):
-            return
+        """Every window operand (registry ``window``: slice, extract, load) lies inside its
+        constant-shaped source on every axis whose offset has a known bound: a constant, a
+        scalar definition, a ``pl.range`` loop variable with constant bounds, arithmetic on
+        those, ``pl.min`` / ``pl.max``."""
         b = bind(c)
-        src = b.arg("src")
-        st = self.type_of(src) if src is not None else None
-        if not isinstance(st, TileType):
+        parts = b.window_parts()
+        if parts is None:
             return
-        src_shape = st.const_shape()
-        shape_e = b.arg("shape")
-        if src_shape is None or not isinstance(shape_e, ListExpr):
+        src, offs, shape_e = parts
+        st = self.type_of(src)
+        if not isinstance(st, (TileType, TensorType)):
             return
-        if c.op == "tile.slice":
-            off_e = b.arg("offset")
-            offs = list(off_e.items) if isinstance(off_e, ListExpr) else []
-        else:
-            offs = [b.arg("row"), b.arg("col")]
-        if len(offs) != len(src_shape) or len(shape_e.items) != len(src_shape):
+        full_dims = [const_int(d) for d in st.shape]
+        if len(offs) != len(full_dims) or len(shape_e.items) != len(full_dims):
             return
-        for axis, (o, n, full) in enumerate(zip(offs, shape_e.items, src_shape)):
-            oc, nc = const_int(o) if o is not None else None, const_int(n)
-            if nc is not None and (nc <= 0 or nc > full):
+        for axis, (o, n, full) in enumerate(zip(offs, shape_e.items, full_dims)):
+            nc = const_int(n)
+            if full is None or nc is None:
+                continue
+            if nc <= 0 or nc > full:
                 raise self.fail(s, f"window extent {nc} on axis {axis} does not fit the "
                                 f"source extent {full}")
-            if oc is not None and nc is not None and (oc < 0 or oc + nc > full):
-                raise self.fail(s, f"window [{oc}, {oc + nc}) on axis {axis} lies outside its "
-                                f"source of extent {full} (source shape {list(src_shape)})")
+            lo, hi = self.interval(o)
+            if self.guarded and lo != hi:
+                continue
+            if lo is not None and lo == hi and (lo < 0 or lo + nc > full):
+                raise self.fail(s, f"window [{lo}, {lo + nc}) on axis {axis} lies outside its "
+                                f"source of extent {full} (source shape {full_dims})")
+            if lo is not None and lo < 0:
+                raise self.fail(s, f"window offset on axis {axis} can be {lo}: the window "
+                                f"[{lo}, {lo + nc}) starts before its source")
+            if hi is not None and hi + nc > full:
+                raise self.fail(s, f"window offset on axis {axis} can be {hi}: the window "
+                                f"[{hi}, {hi + nc}) lies outside its source of extent {full} "
+                                f"(source shape {full_dims})")
+
+    def interval(self, e: Expr) -> Interval:
+        """Known bounds ``(lo, hi)`` of an index expression (None: unbounded on that side)."""
+        c = const_int(e)
+        if c is not None:
+            return c, c
+        if isinstance(e, VarRef):
+            return self.bounds.get(id(e.var), _NONE)
+        if isinstance(e, Neg):
+            lo, hi = self.interval(e.operand)
+            return (None if hi is None else -hi), (None if lo is None else -lo)
+        if isinstance(e, BinOp):
+            return _combine(e.op, self.interval(e.lhs), self.interval(e.rhs))
+        if isinstance(e, Call):
+            op = REGISTRY.get(e.op)
+            if op is not None and op.interval is not None:
+                return op.interval([self.interval(a) for a in e.args])
+        return _NONE
+
+    def bind_bounds(self, s: Stmt) -> None:
+        """Record the known bounds of a scalar definition or a constant-bound loop variable."""
+        if isinstance(s, AssignStmt) and not isinstance(s.target.type, (TileType, TensorType)):
+            iv = self.interval(s.value)
+            if iv != _NONE:
+                self.bounds[id(s.target)] = iv
+        elif isinstance(s, ForStmt):
+            start, stop, step = (self.interval(x) for x in (s.start, s.stop, s.step))
+            if start[0] is None or start[0] != start[1] or stop[0] is None or stop[0] != stop[1] \
+                    or step[0] is None or step[0] != step[1] or step[0] == 0:
+                return
+            trips = len(range(start[0], stop[0], step[0]))
+            if trips:
+                last = start[0] + (trips - 1) * step[0]
+                self.bounds[id(s.loop_var)] = (min(start[0], last), max(start[0], last))
 
     def assign(self, s: AssignStmt) -> None:
         v = s.value
@@ -233,6 +286,29 @@ class _Verifier:
                                 f"{type(t).__name__} but assigned a scalar expression")
             return
         self.same(s, t, self.type_of(v), f"declared type of {self.names(s.target)!r} vs its value")
+
+
+Interval = tuple[int | None, int | None]
+_NONE: Interval = (None, None)
+
+
+def _combine(op: str, a: Interval, b: Interval) -> Interval:
+    """Interval arithmetic for ``+ - * // %`` (// and % by a positive constant)."""
+    (al, ah), (bl, bh) = a, b
+    if op == "+":
+        return (None if al is None or bl is None else al + bl,
+                None if ah is None or bh is None else ah + bh)
+    if op == "-":
+        return (None if al is None or bh is None else al - bh,
+                None if ah is None or bl is None else ah - bl)
+    if op == "*" and None not in (al, ah, bl, bh):
+        corners = [x * y for x in (al, ah) for y in (bl, bh)]  # type: ignore[operator]
+        return min(corners), max(corners)
+    if op == "//" and bl is not None and bl == bh and bl > 0:
+        return (None if al is None else al // bl, None if ah is None else ah // bl)
+    if op == "%" and bl is not None and bl == bh and bl > 0:
+        return 0, bl - 1
+    return _NONE
 
 
 def _dims(shape: tuple[Expr, ...]) -> str:

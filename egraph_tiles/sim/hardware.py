@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.ops import TRANSFERS, OpDef
+from ..ir.ops import TRANSFERS, Family, OpDef, Role
 from ..ir.stmts import Program
 from ..ir.types import DType, MemorySpace
 from . import semantics as sem
 from .errors import MisalignedAccess, OutOfMemory, UnsupportedByModel, UnsupportedTransfer
-from .interp import Interpreter, check_window
+from .interp import Interpreter
 
 ALIGN = 32  # bytes: tile base alignment of vector instructions and of the allocator
 ALLOC_BASE = 1 << 20  # the allocator's first address; memref-pinned tiles live below
@@ -187,72 +187,66 @@ class HardwareInterpreter(Interpreter):
 
     # ------------------------------------------------------------ ops
 
-    def load(self, tensor: np.ndarray, dt: DType, offsets: list[int], shape: list[int],
-             mem: MemorySpace) -> Ref:
-        check_window("tile.load", offsets, shape, tensor.shape)
+    def tile_shape(self, v: Ref) -> tuple[int, ...]:
+        return v.shape
+
+    def load(self, values: np.ndarray, dt: DType, mem: MemorySpace) -> Ref:
         self._check_transfer("tile.load", MemorySpace.DDR, mem)
-        win = tuple(slice(o, o + n) for o, n in zip(offsets, shape))
-        return self._new(sem.coerce(tensor[win], dt), dt, mem)
+        return self._new(sem.coerce(values, dt), dt, mem)
 
-    def store(self, tile: Ref, offsets: list[int], tensor: np.ndarray) -> np.ndarray:
-        check_window("store", offsets, list(tile.shape), tensor.shape)
-        win = tuple(slice(o, o + n) for o, n in zip(offsets, tile.shape))
-        tensor[win] = self.value(tile)
-        return tensor
+    def create(self, values: np.ndarray, dt: DType, mem: MemorySpace) -> Ref:
+        return self._new(sem.coerce(values, dt), dt, mem)
 
-    def create(self, shape: list[int], dt: DType, mem: MemorySpace) -> Ref:
-        return self._new(sem.coerce(np.zeros(shape), dt), dt, mem)
-
-    def view(self, op: str, src: Ref, args: dict[str, Any], static: bool) -> Ref:
+    def view(self, opdef: OpDef, src: Ref, args: dict[str, Any], static: bool) -> Ref:
         o = src.offs
-        if op == "tile.slice":
-            shape, offs = args["shape"], args["offset"]
-            check_window("tile.slice", offs, shape, o.shape)
-            v = o[tuple(slice(a, a + n) for a, n in zip(offs, shape))]
-            origin = None
-            if "drop_dims" in args:
-                v = v.squeeze(axis=tuple(args["drop_dims"]))
-            elif len(shape) == 2:
-                up = src.origin
-                root = up.root if up else src
-                row, col = (up.row, up.col) if up else (0, 0)
-                row, col = row + offs[0], col + offs[1]
-                static = static and (up.static if up else True)
-                if self.placement is not None:
-                    own = self.placement
-                elif static:
-                    own = int(root.offs[row, col])
-                else:
-                    own = root.base
-                origin = SliceOrigin(root, row, col, static, own)
-            return Ref(src.space, src.dtype, v, origin)
-        if op == "tile.reshape":
-            return Ref(src.space, src.dtype, o.reshape(args["shape"]))
-        if op == "tile.set_validshape":
-            return Ref(src.space, src.dtype, o, src.origin)
-        if op == "tile.transpose_view":
-            return Ref(src.space, src.dtype, o.swapaxes(-1, -2))
-        if op == "tile.reinterpret_view":
+        if opdef.reinterprets:
             dt: DType = args["dtype"]
             eb, nb = sem.element_bytes(src.dtype), sem.element_bytes(dt)
             n = o.shape[-1]
             if not np.array_equal(o, o[..., :1] + np.arange(n) * eb) or (n * eb) % nb:
                 raise UnsupportedByModel("reinterpret_view of a tile whose rows are not contiguous")
             return Ref(src.space, dt, o[..., :1] + np.arange(n * eb // nb) * nb)
-        raise UnsupportedByModel(f"view op {op}")
+        v = opdef.numpy(o, args)
+        if opdef.window is None:
+            # a view with the same layout (set_validshape) is still the slice it views, for lazy
+            # materialization; reshapes and transposes are not
+            return Ref(src.space, src.dtype, v, src.origin if opdef.same_layout else None)
+        origin = None
+        if "drop_dims" not in args and v.ndim == 2:
+            offs = args["offset"]
+            up = src.origin
+            root = up.root if up else src
+            row, col = (up.row, up.col) if up else (0, 0)
+            row, col = row + offs[0], col + offs[1]
+            static = static and (up.static if up else True)
+            if self.placement is not None:
+                own = self.placement
+            elif static:
+                own = int(root.offs[row, col])
+            else:
+                own = root.base
+            origin = SliceOrigin(root, row, col, static, own)
+        return Ref(src.space, src.dtype, v, origin)
 
-    def copy(self, op: str, src: Ref, args: dict[str, Any], target: MemorySpace) -> Ref:
-        self._check_transfer(op, src.space, target)
-        if op == "tile.extract":
-            shape, offs = args["shape"], [args["row"], args["col"]]
-            check_window("tile.extract", offs, shape, src.shape)
-            vals = self._mem(src.space).read(
-                src.offs[tuple(slice(a, a + n) for a, n in zip(offs, shape))], src.dtype)
-        else:
-            vals = self.value(src)
-            if op == "tile.transpose":
-                vals = vals.swapaxes(-1, -2)
+    def copy(self, opdef: OpDef, src: Ref, args: dict[str, Any], target: MemorySpace) -> Ref:
+        self._check_transfer(opdef.name, src.space, target)
+        vals = self._mem(src.space).read(opdef.numpy(src.offs, args), src.dtype)
         return self._new(vals, src.dtype, target)
+
+    def _check_spaces(self, opdef: OpDef, tiles: dict[str, Any]) -> None:
+        """Operands in the memory PyPTO's memory-space inference would give them (a Mat matmul
+        operand is materialized into Left / Right by the code generator); anything else is
+        accepted before inference but not modelled."""
+        for i, p in enumerate(opdef.params):
+            spaces, t = opdef.accepted_memory(p), tiles.get(p)
+            if spaces is None or not isinstance(t, Ref):
+                continue
+            if opdef.role(i) in (Role.LEFT, Role.RIGHT):
+                spaces = spaces | {MemorySpace.Mat}
+            if t.space not in spaces:
+                raise UnsupportedByModel(
+                    f"{opdef.name}: operand {p!r} in {t.space.value} (memory-space inference would "
+                    f"move it into {', '.join(sorted(s.value for s in spaces))})")
 
     def _cube_operand(self, op: str, t: Ref) -> np.ndarray:
         if t.origin is not None and t.space is MemorySpace.Mat:
@@ -262,12 +256,14 @@ class HardwareInterpreter(Interpreter):
         return self.value(t)
 
     def matmul(self, opdef: OpDef, tiles: dict[str, Any], out_dt: DType) -> Ref:
+        self._check_spaces(opdef, tiles)
         lhs = self._cube_operand(opdef.name, tiles["lhs"])
         rhs = self._cube_operand(opdef.name, tiles["rhs"])
         bias = tiles.get("bias")
         bias_v = None if bias is None else self.value(bias)
         if opdef.reuses_arg is None:
-            return self._new(sem.matmul(lhs, rhs, out_dt, bias=bias_v), out_dt, MemorySpace.Acc)
+            return self._new(sem.matmul(opdef, lhs, rhs, out_dt, bias=bias_v), out_dt,
+                             MemorySpace.Acc)
         acc: Ref = tiles[opdef.params[opdef.reuses_arg]]
         if len(acc.shape) != 2:
             raise UnsupportedByModel(f"{opdef.name} with a rank-{len(acc.shape)} accumulator")
@@ -276,7 +272,7 @@ class HardwareInterpreter(Interpreter):
         eb = sem.element_bytes(acc.dtype)
         compact = acc.base + nz_index(*acc.shape).astype(np.int64) * eb
         mem = self._mem(acc.space)
-        mem.write(compact, sem.matmul(lhs, rhs, out_dt, acc=mem.read(compact, acc.dtype),
+        mem.write(compact, sem.matmul(opdef, lhs, rhs, out_dt, acc=mem.read(compact, acc.dtype),
                                       bias=bias_v), acc.dtype)
         return acc
 
@@ -294,29 +290,26 @@ class HardwareInterpreter(Interpreter):
             mem.write(dest[i], mem.read(t.offs[i], t.dtype), t.dtype)
         return mem.read(dest, t.dtype)
 
-    def col_expand(self, op: str, lhs: Ref, rhs: Ref) -> Ref:
-        a = self._col_expand_operand(lhs)
-        b = self._col_expand_operand(rhs)
-        return self._new(sem.col_expand(op, a, b, lhs.dtype), lhs.dtype, lhs.space)
-
     def vector(self, opdef: OpDef, args: dict[str, Any], out_dt: DType,
                valid: tuple[int, ...] | None) -> Ref:
-        for p in opdef.params:
-            t = args.get(p)
-            if isinstance(t, Ref) and t.base % ALIGN:
-                raise MisalignedAccess(
-                    f"{opdef.name}: operand {p!r} at {t.space.value} byte {t.base} is not "
-                    f"{ALIGN}-byte aligned")
+        self._check_spaces(opdef, args)
         first: Ref = args[opdef.params[0]]
+        tiles, scalars, attrs = self.operands(opdef, args, valid)
+        if opdef.family is Family.COL_EXPAND:
+            values = [self._col_expand_operand(t) for t in tiles]
+        else:
+            for p in opdef.params:
+                t = args.get(p)
+                if isinstance(t, Ref) and t.base % ALIGN:
+                    raise MisalignedAccess(
+                        f"{opdef.name}: operand {p!r} at {t.space.value} byte {t.base} is not "
+                        f"{ALIGN}-byte aligned")
+            values = [self.value(t) for t in tiles]
+        r = sem.apply(opdef, values, scalars, valid, attrs, first.dtype, out_dt)
         if opdef.reuses_arg is not None:
             tgt: Ref = args[opdef.params[opdef.reuses_arg]]
-            vals = sem.fillpad(self.value(tgt), valid, str(args.get("pad_value", "zero")),
-                               tgt.dtype)
-            self._mem(tgt.space).write(tgt.offs, vals, tgt.dtype)
+            self._mem(tgt.space).write(tgt.offs, r, tgt.dtype)
             return tgt
-        tiles = [self.value(args[p]) for p in opdef.params if isinstance(args.get(p), Ref)]
-        scalars = [args["scalar"]] if "scalar" in args else []
-        r = sem.vector(opdef.name, tiles, scalars, first.dtype, out_dt)
         return self._new(r, out_dt, first.space)
 
 

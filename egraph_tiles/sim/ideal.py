@@ -19,7 +19,7 @@ from ..ir.stmts import Program
 from ..ir.types import DType, MemorySpace
 from . import semantics as sem
 from .errors import UnsupportedByModel
-from .interp import Interpreter, check_window
+from .interp import Interpreter
 
 
 @dataclass(eq=False)
@@ -27,10 +27,6 @@ class ITile:
     arr: np.ndarray
     dtype: DType
     mem: MemorySpace
-
-
-def _window(offsets: list[int], shape: list[int]) -> tuple[slice, ...]:
-    return tuple(slice(o, o + n) for o, n in zip(offsets, shape))
 
 
 class IdealInterpreter(Interpreter):
@@ -46,56 +42,30 @@ class IdealInterpreter(Interpreter):
     def value(self, tile: ITile) -> np.ndarray:
         return np.array(tile.arr, copy=True)
 
-    def load(self, tensor: np.ndarray, dt: DType, offsets: list[int], shape: list[int],
-             mem: MemorySpace) -> ITile:
-        check_window("tile.load", offsets, shape, tensor.shape)
-        return ITile(sem.coerce(tensor[_window(offsets, shape)], dt), dt, mem)
+    def tile_shape(self, v: ITile) -> tuple[int, ...]:
+        return tuple(v.arr.shape)
 
-    def store(self, tile: ITile, offsets: list[int], tensor: np.ndarray) -> np.ndarray:
-        check_window("store", offsets, list(tile.arr.shape), tensor.shape)
-        tensor[_window(offsets, list(tile.arr.shape))] = tile.arr
-        return tensor
+    def load(self, values: np.ndarray, dt: DType, mem: MemorySpace) -> ITile:
+        return ITile(sem.coerce(values, dt), dt, mem)
 
-    def create(self, shape: list[int], dt: DType, mem: MemorySpace) -> ITile:
-        return ITile(sem.coerce(np.zeros(shape), dt), dt, mem)
+    def create(self, values: np.ndarray, dt: DType, mem: MemorySpace) -> ITile:
+        return ITile(sem.coerce(values, dt), dt, mem)
 
-    def view(self, op: str, src: ITile, args: dict[str, Any], static: bool) -> ITile:
-        a = src.arr
-        if op == "tile.slice":
-            shape, offs = args["shape"], args["offset"]
-            check_window("tile.slice", offs, shape, a.shape)
-            v = a[_window(offs, shape)]
-            if "drop_dims" in args:
-                v = v.squeeze(axis=tuple(args["drop_dims"]))
-            return ITile(v, src.dtype, src.mem)
-        if op == "tile.reshape":
-            return ITile(a.reshape(args["shape"]), src.dtype, src.mem)
-        if op == "tile.set_validshape":
-            return ITile(a.view(), src.dtype, src.mem)
-        if op == "tile.transpose_view":
-            return ITile(a.swapaxes(-1, -2), src.dtype, src.mem)
-        if op == "tile.reinterpret_view":
+    def view(self, opdef: OpDef, src: ITile, args: dict[str, Any], static: bool) -> ITile:
+        if opdef.reinterprets:
             dt: DType = args["dtype"]
             if DType.BF16 in (dt, src.dtype) or DType.BOOL in (dt, src.dtype):
                 raise UnsupportedByModel("reinterpret_view of BF16 / BOOL tiles")
-            return ITile(a.view(sem.np_dtype(dt)), dt, src.mem)
-        raise UnsupportedByModel(f"view op {op}")
+            return ITile(src.arr.view(sem.np_dtype(dt)), dt, src.mem)
+        return ITile(opdef.numpy(src.arr, args), src.dtype, src.mem)
 
-    def copy(self, op: str, src: ITile, args: dict[str, Any], target: MemorySpace) -> ITile:
-        a = src.arr
-        if op == "tile.extract":
-            shape = args["shape"]
-            offs = [args["row"], args["col"]]
-            check_window("tile.extract", offs, shape, a.shape)
-            a = a[_window(offs, shape)]
-        elif op == "tile.transpose":
-            a = a.swapaxes(-1, -2)
-        return ITile(np.array(a, copy=True), src.dtype, target)
+    def copy(self, opdef: OpDef, src: ITile, args: dict[str, Any], target: MemorySpace) -> ITile:
+        return ITile(np.array(opdef.numpy(src.arr, args), copy=True), src.dtype, target)
 
     def matmul(self, opdef: OpDef, tiles: dict[str, Any], out_dt: DType) -> ITile:
         acc = tiles.get("acc")
         bias = tiles.get("bias")
-        r = sem.matmul(tiles["lhs"].arr, tiles["rhs"].arr, out_dt,
+        r = sem.matmul(opdef, tiles["lhs"].arr, tiles["rhs"].arr, out_dt,
                        acc=None if acc is None else acc.arr,
                        bias=None if bias is None else bias.arr)
         if acc is not None:
@@ -103,19 +73,15 @@ class IdealInterpreter(Interpreter):
             return acc
         return ITile(r, out_dt, MemorySpace.Acc)
 
-    def col_expand(self, op: str, lhs: ITile, rhs: ITile) -> ITile:
-        return ITile(sem.col_expand(op, lhs.arr, rhs.arr, lhs.dtype), lhs.dtype, lhs.mem)
-
     def vector(self, opdef: OpDef, args: dict[str, Any], out_dt: DType,
                valid: tuple[int, ...] | None) -> ITile:
         first: ITile = args[opdef.params[0]]
-        if opdef.name == "tile.fillpad_inplace":
-            first.arr[...] = sem.fillpad(first.arr, valid, str(args.get("pad_value", "zero")),
-                                         first.dtype)
-            return first
-        tiles = [args[p].arr for p in opdef.params if isinstance(args.get(p), ITile)]
-        scalars = [args["scalar"]] if "scalar" in args else []
-        r = sem.vector(opdef.name, tiles, scalars, first.dtype, out_dt)
+        tiles, scalars, attrs = self.operands(opdef, args, valid)
+        r = sem.apply(opdef, [t.arr for t in tiles], scalars, valid, attrs, first.dtype, out_dt)
+        if opdef.reuses_arg is not None:  # written in place: seen through every alias
+            tgt: ITile = args[opdef.params[opdef.reuses_arg]]
+            tgt.arr[...] = r
+            return tgt
         return ITile(r, out_dt, first.mem)
 
 

@@ -13,8 +13,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..ir.exprs import BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, VarRef
-from ..ir.ops import REGISTRY, BoundCall, Family, OpDef
+from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, VarRef,
+                        static_type)
+from ..ir.ops import REGISTRY, BoundCall, Family, Kind, OpDef, OpTypeError, infer_type
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                         ScopeStmt, Stmt, WhileStmt, YieldStmt, walk)
 from ..ir.types import DType, MemorySpace, ScalarType, TensorType, TileType, Type
@@ -98,34 +99,31 @@ class Interpreter(ABC):
     # ------------------------------------------------------------ backend interface
 
     @abstractmethod
-    def load(self, tensor: np.ndarray, dt: DType, offsets: list[int], shape: list[int],
-             mem: MemorySpace) -> Any: ...
+    def load(self, values: np.ndarray, dt: DType, mem: MemorySpace) -> Any:
+        """A fresh tile holding ``values`` (the loaded window of a tensor)."""
 
     @abstractmethod
-    def store(self, tile: Any, offsets: list[int], tensor: np.ndarray) -> np.ndarray: ...
+    def create(self, values: np.ndarray, dt: DType, mem: MemorySpace) -> Any: ...
 
     @abstractmethod
-    def create(self, shape: list[int], dt: DType, mem: MemorySpace) -> Any: ...
-
-    @abstractmethod
-    def view(self, op: str, src: Any, args: dict[str, Any], static: bool) -> Any:
+    def view(self, opdef: OpDef, src: Any, args: dict[str, Any], static: bool) -> Any:
         """A zero-copy view (Family.VIEW) of ``src``; ``args`` are the evaluated arguments
         by parameter name, ``static`` whether a slice's offsets are compile-time constants."""
 
     @abstractmethod
-    def copy(self, op: str, src: Any, args: dict[str, Any], target: MemorySpace) -> Any:
+    def copy(self, opdef: OpDef, src: Any, args: dict[str, Any], target: MemorySpace) -> Any:
         """A fresh buffer (Family.COPY): extract / move / transpose."""
 
     @abstractmethod
     def matmul(self, opdef: OpDef, tiles: dict[str, Any], out_dt: DType) -> Any: ...
 
     @abstractmethod
-    def col_expand(self, op: str, lhs: Any, rhs: Any) -> Any: ...
-
-    @abstractmethod
     def vector(self, opdef: OpDef, args: dict[str, Any], out_dt: DType,
                valid: tuple[int, ...] | None) -> Any:
-        """An ordinary vector op; ``valid`` is the first operand's static valid shape."""
+        """A vector or col_expand op; ``valid`` is the first operand's static valid shape."""
+
+    @abstractmethod
+    def tile_shape(self, v: Any) -> tuple[int, ...]: ...
 
     @abstractmethod
     def value(self, tile: Any) -> np.ndarray:
@@ -333,53 +331,87 @@ class Interpreter(ABC):
         opdef = REGISTRY.get(c.op)
         if opdef is None:
             raise UnsupportedByModel(f"opaque call {c.op}: no semantics")
+        if not opdef.modeled and not opdef.reinterprets:
+            raise UnsupportedByModel(f"{c.op}: the registry gives it no value semantics")
         b = BoundCall(opdef, c, {})
         fam = opdef.family
         if fam is Family.SCALAR:
-            return self.block_idx
+            return opdef.numpy(self, *(self.eval(a, env) for a in c.args))
         if fam is Family.LOAD:
             tensor = self.eval(b.require("tensor"), env)
             tt = self._tensor_dtype(b, env)
             mem = b.memory(opdef.default_target) or MemorySpace.Vec
-            return self.load(tensor, tt, self._ints(b.shape("offsets"), env),
-                             self._ints(b.shape("shape"), env), mem)
+            offs, shape = self._ints(b.shape("offsets"), env), self._ints(b.shape("shape"), env)
+            check_window(opdef.name, offs, shape, tensor.shape)
+            values = opdef.numpy(tensor, offs, shape)
+            rt = self._result_type(c, target_type)
+            if isinstance(rt, TileType) and rt.rank != values.ndim:
+                values = values.reshape(self._ints(rt.shape, env))  # an N-D load, flattened
+            return self.load(values, tt, mem)
         if fam is Family.STORE:
             tile = self.eval(b.require("tile"), env)
             out = self.eval(b.require("output"), env)
-            return self.store(tile, self._ints(b.shape("offsets"), env), out)
+            offs = self._ints(b.shape("offsets"), env)
+            values = self.value(tile)
+            check_window(opdef.name, offs, list(values.shape), out.shape)
+            return opdef.numpy(out, offs, values)
+        args = {k: self.eval(v, env) for k, v in b.args.items()}
         if fam is Family.CREATE:
-            mem = b.memory(opdef.default_target) or MemorySpace.Vec
-            return self.create(self._ints(b.shape("shape"), env), b.dtype("dtype"), mem)
-        tiles = {k: self.eval(v, env) for k, v in b.args.items()}
+            rt = self._result_type(c, target_type)
+            if not isinstance(rt, TileType) or rt.memory is None:
+                raise UnsupportedByModel(f"{c.op} with no static result type")
+            args["shape"] = self._ints(b.shape("shape"), env)
+            mem = b.memory(rt.memory) or rt.memory
+            return self.create(opdef.numpy(args), rt.dtype, mem)
+        if opdef.window is not None:
+            parts = b.window_parts()
+            if parts is not None:
+                check_window(opdef.name, self._ints(parts[1], env), self._ints(parts[2].items, env),
+                             self.tile_shape(args[opdef.window.src]))
         if fam is Family.VIEW:
             off = b.args.get("offset")
             static = isinstance(off, ListExpr) and all(self.is_static(x) for x in off.items)
-            return self.view(c.op, tiles["src"], tiles, static)
+            return self.view(opdef, args["src"], args, static)
         if fam is Family.COPY:
-            src = tiles["src"]
-            return self.copy(c.op, src, tiles, b.memory(self.tile_memory(src)) or self.tile_memory(src))
+            src = args["src"]
+            return self.copy(opdef, src, args, b.memory(self.tile_memory(src)) or self.tile_memory(src))
         if fam is Family.MATMUL:
-            if "batch" in c.op or "mx" in c.op:
-                raise UnsupportedByModel(f"{c.op} is not modeled")
-            lhs_dt = self.tile_dtype(tiles["lhs"])
+            lhs_dt = self.tile_dtype(args["lhs"])
             out_dt = DType.INT32 if lhs_dt.is_int else DType.FP32
-            if "acc" in tiles:
-                out_dt = self.tile_dtype(tiles["acc"])
-            return self.matmul(opdef, tiles, out_dt)
-        if fam is Family.COL_EXPAND:
-            return self.col_expand(c.op, tiles["lhs"], tiles["rhs"])
-        if fam is Family.VECTOR:
-            first = tiles[opdef.params[0]]
-            dt = self.tile_dtype(first)
-            out_dt = b.dtype("dtype") if c.op == "tile.cast" else dt
+            if "acc" in args:
+                out_dt = self.tile_dtype(args["acc"])
+            return self.matmul(opdef, args, out_dt)
+        if fam in (Family.COL_EXPAND, Family.VECTOR):
+            first = args[opdef.params[0]]
+            rt = self._result_type(c, target_type)
+            out_dt = rt.dtype if isinstance(rt, TileType) else self.tile_dtype(first)
             valid = None
             src_expr = b.args.get(opdef.params[0])
             if isinstance(src_expr, VarRef) and isinstance(src_expr.var.type, TileType):
                 vs = src_expr.var.type.valid_shape
                 if vs is not None:
                     valid = tuple(self._ints(vs, env))
-            return self.vector(opdef, tiles, out_dt, valid)
+            return self.vector(opdef, args, out_dt, valid)
         raise UnsupportedByModel(f"op family {fam} of {c.op}")
+
+    @staticmethod
+    def _result_type(c: Call, target_type: Type | None) -> Type | None:
+        """The registry's result type of ``c`` (its annotation when the registry has none)."""
+        try:
+            t = infer_type(c, static_type)
+        except OpTypeError:
+            t = None
+        return t if isinstance(t, TileType) else target_type
+
+    def operands(self, opdef: OpDef, args: dict[str, Any], valid: tuple[int, ...] | None
+                 ) -> tuple[list[Any], list[Any], dict[str, Any]]:
+        """The tile operands, scalar operands and attributes of a vector op, in parameter order."""
+        tiles = [args[p.name] for p in opdef.signature
+                 if p.kind is Kind.TILE and self.is_tile(args.get(p.name))]
+        scalars = [args[p.name] for p in opdef.signature
+                   if p.kind is Kind.SCALAR and p.name in args]
+        attrs = {k: v for k, v in args.items() if opdef.kind(k) not in (Kind.TILE, Kind.SCALAR)}
+        return tiles, scalars, attrs
 
     def _tensor_dtype(self, b: BoundCall, env: dict[int, Any]) -> DType:
         e = b.require("tensor")

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import z3
 
-from ..ir.ops import TRANSFERS
+from ..ir.ops import TRANSFERS, Role
 
 # ---------------------------------------------------------------- s-expressions
 
@@ -560,17 +560,17 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
         contiguous = z3.Or(t.rows == 1, t.cols == _root_pitch(t.root))
         colx_ok = z3.And(contiguous, z3.BoolVal(t.static)) if t.window else z3.BoolVal(False)
         return z3.And(same, z3.If(
-            ctx == z3.StringVal("ord"),
+            ctx == z3.StringVal(Role.ORD),
             z3.Or(mem != z3.StringVal("Vec"), divides(NUM.val(ALIGN_BITS), addr(t))),
-            z3.If(ctx == z3.StringVal("colx"), z3.Or(mem != z3.StringVal("Vec"), colx_ok),
-                  z3.If(z3.Or(ctx == z3.StringVal("left"), ctx == z3.StringVal("right")),
+            z3.If(ctx == z3.StringVal(Role.COLX), z3.Or(mem != z3.StringVal("Vec"), colx_ok),
+                  z3.If(z3.Or(ctx == z3.StringVal(Role.LEFT), ctx == z3.StringVal(Role.RIGHT)),
                         mem != z3.StringVal("Mat"), z3.BoolVal(False)))))
     if real.kind == "copy":
         target = real.extra[0]
         paths = z3.Or(*(z3.And(mem == z3.StringVal(src.value), target == z3.StringVal(dst.value))
                         for src, dsts in TRANSFERS.items() for dst in dsts))
-        wanted = z3.If(ctx == z3.StringVal("left"), target == z3.StringVal("Left"),
-                       z3.If(ctx == z3.StringVal("right"), target == z3.StringVal("Right"),
+        wanted = z3.If(ctx == z3.StringVal(Role.LEFT), target == z3.StringVal("Left"),
+                       z3.If(ctx == z3.StringVal(Role.RIGHT), target == z3.StringVal("Right"),
                              target == z3.StringVal("Vec")))
         return z3.And(same, paths, wanted)
     return z3.BoolVal(False)

@@ -4,19 +4,19 @@ Both simulators compute every result with the functions here, on numpy arrays ho
 exactly the values a tile holds, so any difference between them comes from *where* the
 hardware model reads and writes bytes — never from arithmetic.
 
-Dispatch is by the op registry's :class:`~egraph_tiles.ir.ops.Family` plus the op's
-name suffix inside its family (``tile.muls`` → ``mul`` with a scalar operand), so a new
-elementwise op with an existing suffix needs no change here.
+What an op computes is the registry's numpy meaning (``OpDef.numpy``); this module
+applies it with the dtype rules (exact wide accumulation, rounding to the result dtype).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any
 
 import numpy as np
 
+from ..ir.ops import OpDef, Operands
 from ..ir.types import DType
-from .errors import UnsupportedByModel
+from .errors import OutOfBounds, UnsupportedByModel
 
 _NP: dict[DType, type] = {
     DType.BOOL: np.bool_,
@@ -73,100 +73,39 @@ def from_bytes(b: np.ndarray, dt: DType) -> np.ndarray:
     return b.view(np_dtype(dt)).reshape(shape).copy()
 
 
-# ---------------------------------------------------------------- elementwise
+# ---------------------------------------------------------------- op meanings
 
 
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if np.issubdtype(a.dtype, np.integer):
-        safe = np.where(b == 0, 1, b)
-        return np.where(b == 0, 0, np.floor_divide(a, safe))
-    return np.divide(a, b)
-
-
-BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div,
-    "max": np.maximum, "min": np.minimum,
-}
-
-UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "exp": np.exp, "sqrt": np.sqrt, "rsqrt": lambda a: 1 / np.sqrt(a), "neg": np.negative,
-    "abs": np.abs, "recip": lambda a: 1 / a, "relu": lambda a: np.maximum(a, 0),
-}
-
-REDUCE: dict[str, Callable[..., np.ndarray]] = {"sum": np.sum, "max": np.max, "min": np.min}
-
-
-def _suffix(op: str) -> str:
-    return op.rsplit(".", 1)[-1]
-
-
-def vector(op: str, tiles: list[np.ndarray], scalars: list[float | int], dt: DType,
-           out_dt: DType | None = None) -> np.ndarray:
-    """An ordinary vector op (``Family.VECTOR``) on tile values ``tiles``."""
-    name = _suffix(op)
+def apply(opdef: OpDef, tiles: list[np.ndarray], scalars: list[Any], valid: tuple[int, ...] | None,
+          attrs: dict[str, Any], dt: DType, out_dt: DType) -> np.ndarray:
+    """A vector or col_expand op: the registry's numpy meaning on tile values ``tiles`` (scalars
+    taken as values of ``dt``), rounded to ``out_dt``."""
+    if opdef.numpy is None:
+        raise UnsupportedByModel(f"no value semantics for {opdef.name}")
     with np.errstate(all="ignore"):
-        if name in BINARY and len(tiles) == 2:
-            r = BINARY[name](tiles[0], tiles[1])
-        elif name.endswith("s") and name[:-1] in BINARY and len(tiles) == 1:
-            s = coerce(scalars[0], dt)
-            r = BINARY[name[:-1]](tiles[0], s)
-        elif name in UNARY:
-            r = UNARY[name](tiles[0])
-        elif name.startswith("row_") and name[4:] in REDUCE:
-            r = REDUCE[name[4:]](tiles[0], axis=-1, keepdims=True)
-        elif name == "cast":
-            assert out_dt is not None
-            return coerce(tiles[0], out_dt)
-        else:
-            raise UnsupportedByModel(f"no value semantics for vector op {op}")
-    return coerce(r, dt)
+        try:
+            r = opdef.numpy(Operands(tiles, [coerce(x, dt) for x in scalars], valid, attrs))
+        except NotImplementedError as e:
+            raise UnsupportedByModel(f"{opdef.name}: {e}") from None
+        except IndexError as e:
+            raise OutOfBounds(f"{opdef.name}: {e}") from None
+    return coerce(r, out_dt)
 
 
-def col_expand(op: str, lhs: np.ndarray, rhs: np.ndarray, dt: DType) -> np.ndarray:
-    """``tile.col_expand[_OP](lhs, rhs)``: ``rhs``'s first row broadcast over ``lhs``'s
-    rows, then combined elementwise with ``lhs`` (plain ``col_expand`` just broadcasts)."""
-    name = _suffix(op)
-    row = np.broadcast_to(rhs[:1, :], lhs.shape)
-    if name == "col_expand":
-        return coerce(row, dt)
-    fn = BINARY.get(name.removeprefix("col_expand_"))
-    if fn is None:
-        raise UnsupportedByModel(f"no value semantics for {op}")
-    with np.errstate(all="ignore"):
-        return coerce(fn(lhs, row), dt)
-
-
-def matmul(lhs: np.ndarray, rhs: np.ndarray, out_dt: DType, acc: np.ndarray | None = None,
-           bias: np.ndarray | None = None) -> np.ndarray:
-    """``acc + lhs @ rhs (+ bias row)``, accumulated exactly in 64 bits then rounded."""
+def matmul(opdef: OpDef, lhs: np.ndarray, rhs: np.ndarray, out_dt: DType,
+           acc: np.ndarray | None = None, bias: np.ndarray | None = None) -> np.ndarray:
+    """``acc + lhs @ rhs (+ bias row)`` with the registry's product, accumulated exactly in
+    64 bits then rounded."""
+    if opdef.numpy is None:
+        raise UnsupportedByModel(f"{opdef.name} is not modeled")
     wide = np.int64 if np.issubdtype(np_dtype(out_dt), np.integer) else np.float64
     with np.errstate(all="ignore"):
-        r = lhs.astype(wide) @ rhs.astype(wide)
+        r = opdef.numpy(lhs.astype(wide), rhs.astype(wide))
         if acc is not None:
             r = r + acc.astype(wide)
         if bias is not None:
             r = r + np.broadcast_to(bias.astype(wide)[:1, :], r.shape)
     return coerce(r, out_dt)
-
-
-def fillpad(a: np.ndarray, valid: tuple[int, ...] | None, pad: str, dt: DType) -> np.ndarray:
-    """``tile.fillpad_inplace``: every element outside the valid region set to the pad value."""
-    out = coerce(a, dt)
-    if valid is None:
-        return out
-    npd = np_dtype(dt)
-    if pad in ("zero", "null"):
-        v: float | int = 0
-    elif pad == "max":
-        v = np.inf if npd.kind == "f" else np.iinfo(npd).max
-    elif pad == "min":
-        v = -np.inf if npd.kind == "f" else np.iinfo(npd).min
-    else:
-        raise UnsupportedByModel(f"pad value {pad!r}")
-    mask = np.ones(a.shape, dtype=bool)
-    mask[tuple(slice(0, n) for n in valid)] = False
-    out[mask] = v
-    return out
 
 
 def outputs_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:

@@ -719,7 +719,7 @@ def test_matmul_mx_acc_is_covered_by_the_registry():
     msg = rejection(kernel("""
 acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
 w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.matmul_mx_acc(w, lhs, rhs, ls, rs)
+w2 = pl.tile.matmul_mx_acc(w, lhs, ls, rhs, rs)
 return w2
 """, extra=", ls: pl.Tile[[16, 2], pl.INT8, pl.Mem.Left], rs: pl.Tile[[2, 32], pl.INT8, pl.Mem.Right]"))
     assert_message(msg, "tile.matmul_mx_acc", 16, 32, 32, 32, line=8)
