@@ -10,12 +10,7 @@ import egraph_tiles as et
 
 CORPUS = sorted((Path(__file__).parent / "pypto").glob("*.py"))
 #: programs the verifier rejects today although PyPTO accepts them at this pipeline point
-VERIFIER_GAPS = {
-    "nd_load_flattened.py": "the verifier's annotation check does not accept an N-D load "
-                            "annotated flattened to 2-D (FlattenTileNdTo2D's spelling)",
-    "batch_matmul_unrolled.py": "the verifier's annotation check does not accept an N-D load "
-                                "annotated flattened to 2-D (FlattenTileNdTo2D's spelling)",
-}
+VERIFIER_GAPS: dict[str, str] = {}
 
 
 def test_the_corpus_has_the_shapes_real_models_use():
