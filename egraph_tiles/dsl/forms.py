@@ -58,3 +58,7 @@ INDEX_OPERANDS = {"offsets": None, "offset": None, "row": None, "col": None,
                   "shape": 1, "valid_shape": 0}
 PL_ROOTS = ("pl", "pld")
 RESERVED = {"pl", "pld", "self"}
+#: how close (difflib ratio) an unknown, unannotated ``pl.`` op must be to a registered one to be
+#: reported as a typo: 0.9 still catches ``tile.mulss`` / ``tile.stor`` / ``tile.slcie`` while
+#: leaving PyPTO's real ops outside the registry (``tile.sin``, ``tile.row_expand``) alone
+TYPO_CUTOFF = 0.9

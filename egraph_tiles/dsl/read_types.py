@@ -13,7 +13,7 @@ from ..ir.ops import REGISTRY, OpTypeError, bind, dims_agree, infer_type
 from ..ir.types import (DType, MemorySpace, MemRef, OpaqueType, ScalarType, TensorType, TileType,
                         TupleType, Type, UnknownType)
 from .errors import DslError
-from .forms import INDEX_OPERANDS, OPAQUE_TYPES, SCALAR_FUNCTIONS, TYPE_CONSTRUCTORS
+from .forms import INDEX_OPERANDS, OPAQUE_TYPES, SCALAR_FUNCTIONS, TYPE_CONSTRUCTORS, TYPO_CUTOFF
 from .read_common import describe, dotted
 
 #: operators whose integer operands give an integer
@@ -271,7 +271,7 @@ class ValueTyping:
         if t is not None:
             return t
         if annotation is None and value.op.startswith("pl."):
-            close = difflib.get_close_matches(value.op[3:], list(REGISTRY), n=1)
+            close = difflib.get_close_matches(value.op[3:], list(REGISTRY), n=1, cutoff=TYPO_CUTOFF)
             if close:
                 raise self.err(at or node, f"unknown op {value.op} (did you mean pl.{close[0]}?); "
                                "expected a registered pl op, or an annotation giving the "

@@ -456,3 +456,10 @@ class P:
     assert "a_2: pl.Tensor[[16, 16], pl.FP32] = ret[0]" in printed
     with pytest.raises(et.DslError, match="constant index 0..1"):
         et.parse_program(text.replace("ret[1]", "ret[2]"))
+
+
+@pytest.mark.parametrize("op", ["pl.tile.sin(local)", "pl.tile.row_expand(local, local)",
+                                "pl.tensor.col_expand_mul(x, x)", "pl.tile.maximum(local, local)"])
+def test_real_ops_outside_the_registry_are_not_mistaken_for_typos(op):
+    prog = et.parse_program(kernel(f"u = {op}"))  # registered or not, it parses unannotated
+    assert stmt(prog, "u").value.op.endswith(op.split("(")[0][3:])
