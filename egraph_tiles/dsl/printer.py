@@ -177,7 +177,7 @@ def format_type(t: Type | None, names: Names | None = None) -> str | None:
         inner = [format_type(x, nm) for x in t.elements]
         if any(i is None for i in inner):
             return None
-        return f"tuple[{', '.join(inner)}]"  # type: ignore[arg-type]
+        return f"pl.Tuple[{', '.join(inner)}]"  # type: ignore[arg-type]
     return None
 
 

@@ -454,6 +454,7 @@ class P:
     assert isinstance(run.body[1].target.type, TensorType)
     assert run.body[2].target.type == ScalarType(DType.INDEX)
     assert "a_2: pl.Tensor[[16, 16], pl.FP32] = ret[0]" in printed
+    assert "ret: pl.Tuple[pl.Tensor[[16, 16], pl.FP32], pl.Scalar[pl.INDEX]] = self.pair(x, a)" in printed
     with pytest.raises(et.DslError, match="constant index 0..1"):
         et.parse_program(text.replace("ret[1]", "ret[2]"))
 
