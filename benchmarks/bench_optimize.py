@@ -1,105 +1,125 @@
-"""Scaling benchmark of ``et.optimize``: generated kernels of 100 / 1,000 / 10,000 statements
-(chains of Mat slices folded into extracts, matmul operands, aligned and unaligned Vec slices,
-all inside loops).  Each size runs in a fresh subprocess so peak RSS is per size.  Prints a
-markdown table (wall time, time per statement, peak memory, e-graph size); never asserts."""
+"""Scaling benchmark of ``canonicalize_tile_slice`` against the seed policy, on the mixed-family
+kernels of ``benchmarks/corpus`` (blocks drawn from every family, deterministic from the seed).
+
+    python benchmarks/bench_optimize.py --sizes 1000,10000,50000 [--repeat 3] [--plot PATH]
+
+Each size runs in fresh subprocesses: one times the seed policy (``egraph_tiles.passes.baselines``) and
+the e-graph pass (``et.optimize``) alternately, ``--repeat`` times each, and keeps the best of each
+(the machine is shared, so the ratio is taken within one process and the best run is the least
+disturbed one); another parses the kernel and optimizes it once and reports its peak RSS (whole
+process, ``ru_maxrss``: the reader, the IR, egglog's Rust heap — everything a user would see).
+Prints a markdown table (time, µs per statement, peak RSS, ratio to the seed policy) and, with
+``--plot``, draws µs per statement against size. Timings are reported, never asserted.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import platform
 import subprocess
 import sys
+from datetime import datetime, timezone
 
-HEADER = '''import pypto.language as pl
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 
-
-@pl.program
-class Bench:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[64, 512], pl.BF16], w: pl.Tensor[[256, 64], pl.BF16], v: pl.Tensor[[16, 64], pl.FP32]):
-        x_mat: pl.Tile[[64, 512], pl.BF16, pl.Mem.Mat] = pl.tile.load(x, [0, 0], [64, 512], target_memory=pl.Mem.Mat)
-        w_mat: pl.Tile[[256, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(w, [0, 0], [256, 64], target_memory=pl.Mem.Mat)
-        t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(v, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-'''
-
-BLOCK = '''        for ko{k} in pl.range(0, 256, 128):
-            p{k}: pl.Tile[[32, 512], pl.BF16, pl.Mem.Mat] = pl.tile.slice(x_mat, [32, 512], [32, 0])
-            q{k}: pl.Tile[[32, 256], pl.BF16, pl.Mem.Mat] = pl.tile.slice(p{k}, [32, 256], [0, 256])
-            a{k}: pl.Tile[[32, 128], pl.BF16, pl.Mem.Left] = pl.tile.extract(q{k}, 0, ko{k}, shape=[32, 128], target_memory=pl.Mem.Left)
-            r{k}: pl.Tile[[128, 64], pl.BF16, pl.Mem.Mat] = pl.tile.slice(w_mat, [128, 64], [ko{k}, 0])
-            c{k}: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(a{k}, r{k})
-            u{k}: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, {uo}])
-            y{k}: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(u{k}, 0.5)
-            g{k}: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 8])
-            z{k}: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(g{k}, 0.5)
-'''
-PER_BLOCK = 10  # the loop plus nine statements
-#: ``--acc``: each block also accumulates into a full-row column window of a wider Acc tile
-#: (accepted), so the Acc-window check builds and saturates its e-graph instead of skipping it
-ACC = '''            e{k}: pl.Tile[[32, 128], pl.FP32, pl.Mem.Acc] = pl.tile.create([32, 128], pl.FP32, target_memory=pl.Mem.Acc)
-            f{k}: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = pl.tile.slice(e{k}, [32, 64], [0, 64])
-            h{k}: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(f{k}, a{k}, r{k})
-'''
-PER_BLOCK_ACC = 13
-
-
-def kernel(statements: int, acc: bool = False) -> str:
-    blocks = max(1, statements // (PER_BLOCK_ACC if acc else PER_BLOCK))
-    block = BLOCK + ACC if acc else BLOCK
-    return HEADER + "".join(block.format(k=k, uo=1 + k % 7) for k in range(blocks))
-
-
-CHILD = r'''
-import json, resource, sys, time
+TIME = r'''
+import gc, json, sys, time
+sys.path.insert(0, {root!r})
 import egraph_tiles as et
+from egraph_tiles.passes import baselines
 from egraph_tiles.egraph.report import Report
-sys.path.insert(0, {here!r})
-from bench_optimize import kernel
-import egraph_tiles.passes.canonicalize as canon
-prog = et.parse_program(kernel({n}, {acc}))
-rep = Report()
-acc = [0.0]
-_check = canon.check_acc_windows
-def timed(fn, *args):
-    t = time.perf_counter(); _check(fn, *args); acc[0] += time.perf_counter() - t
-canon.check_acc_windows = timed
-t0 = time.perf_counter()
-et.optimize(prog, report=rep)
-dt = time.perf_counter() - t0
+from benchmarks.corpus import MIXED, generate
+from benchmarks.harness import count_statements
+prog = et.parse_program(generate(MIXED, {n}, {seed}).text)
+seed, opt = [], []
+for _ in range({repeat}):
+    gc.collect(); t = time.perf_counter(); baselines.seed_policy(prog); seed.append(time.perf_counter() - t)
+    rep = Report()
+    gc.collect(); t = time.perf_counter(); et.optimize(prog, report=rep); opt.append(time.perf_counter() - t)
 f = rep.functions[0]
-print(json.dumps(dict(n={n}, seconds=dt, windows=acc[0], enodes=f.enodes, iterations=f.iterations,
-                      rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      bytes_after=f.bytes_after, decisions=len(f.decisions))))
+print(json.dumps(dict(statements=count_statements(prog), seed=min(seed), optimize=min(opt),
+                      enodes=f.enodes, bytes_after=f.bytes_after)))
+'''
+
+RSS = r'''
+import json, resource, sys
+sys.path.insert(0, {root!r})
+import egraph_tiles as et
+from benchmarks.corpus import MIXED, generate
+prog = et.parse_program(generate(MIXED, {n}, {seed}).text)
+parsed = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+et.optimize(prog)
+print(json.dumps(dict(rss_parse_mb=parsed, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
 '''
 
 
-def run(n: int, acc: bool = False) -> dict:
-    import os
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, "-c", CHILD.format(here=here, n=n, acc=acc)], capture_output=True,
-                         text=True, check=True)
+def _child(code: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(sizes: list[int], acc: bool = False) -> None:
-    rows = [run(n, acc) for n in sizes]
-    print("| statements | optimize wall (s) | of which Acc-window check (s) | slice canonicalization (s) "
-          "| µs / statement (canon.) | peak RSS (MB) | e-nodes | iterations |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+def measure(n: int, repeat: int = 3, seed: int = 0) -> dict:
+    row = _child(TIME.format(root=ROOT, n=n, seed=seed, repeat=repeat))
+    row.update(_child(RSS.format(root=ROOT, n=n, seed=seed)))
+    row["size"] = n
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| statements | seed policy (s) | e-graph pass (s) | µs / statement (seed) "
+             "| µs / statement (e-graph) | e-graph / seed | peak RSS (MB) | of which parse (MB) "
+             "| e-nodes |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        canon = r["seconds"] - r["windows"]
-        print(f"| {r['n']:,} | {r['seconds']:.2f} | {r['windows']:.2f} | {canon:.2f} | "
-              f"{canon / r['n'] * 1e6:.0f} | {r['rss_mb']:.0f} | {r['enodes']:,} | {r['iterations']} |")
+        n = r["statements"]
+        lines.append(f"| {n:,} | {r['seed']:.3f} | {r['optimize']:.3f} | {r['seed'] / n * 1e6:.0f} | "
+                     f"{r['optimize'] / n * 1e6:.0f} | {r['optimize'] / r['seed']:.2f}× | "
+                     f"{r['rss_mb']:.0f} | {r['rss_parse_mb']:.0f} | {r['enodes']:,} |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [r["statements"] for r in rows]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(xs, [r["optimize"] / r["statements"] * 1e6 for r in rows], "o-", label="e-graph pass")
+    ax.plot(xs, [r["seed"] / r["statements"] * 1e6 for r in rows], "s-", label="seed policy")
+    ax.set_xscale("log")
+    ax.set_xlabel("statements (mixed-family kernel)")
+    ax.set_ylabel("µs / statement (best run)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,50000", help="comma-separated statement counts")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per size (best is kept)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", help="write µs / statement vs size to this PNG")
+    ap.add_argument("--json", help="also write the rows to this JSON file")
+    args = ap.parse_args(argv)
+    rows = [measure(int(s), args.repeat, args.seed) for s in args.sizes.split(",")]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()}-core {platform.machine()}, "
+          f"Python {platform.python_version()}, load average {load:.1f}, best of {args.repeat}\n")
+    print(table(rows))
+    if args.plot:
+        plot(rows, args.plot)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("sizes", nargs="*", type=int, default=[100, 1000, 10000],
-                    help="statement counts (default: 100 1000 10000)")
-    ap.add_argument("--acc", action="store_true",
-                    help="each block also accumulates into an Acc column window, so the "
-                         "Acc-window check builds its e-graph instead of skipping it")
-    a = ap.parse_args()
-    main(a.sizes, acc=a.acc)
+    main()

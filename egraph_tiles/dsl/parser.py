@@ -14,6 +14,7 @@ import warnings
 
 from ..ir.stmts import Program
 from .errors import DslError
+from . import chunked
 from .forms import MAX_DEPTH, MAX_INPUT_BYTES
 from .read_module import ModuleReader
 
@@ -64,6 +65,14 @@ def _parse_unguarded(text: object, filename: str, class_name: str | None, strict
         raise DslError(filename, line, 1, "input contains a NUL byte; expected Python-syntax text")
     if not text.strip():
         raise DslError(filename, 1, 1, "empty input: expected a class decorated with @pl.program")
+    module = chunked.parse(text, filename)
+    if module is not None:  # long bodies read piece by piece; any failure: the whole-text parse
+        try:
+            return ModuleReader(filename, strict).read(module, class_name)
+        except Exception:
+            pass
+        finally:
+            del module
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings of user text are not ours

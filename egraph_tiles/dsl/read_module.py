@@ -133,11 +133,17 @@ class ModuleReader:
 
 
 
+#: "no entry" in the scope undo log
+_GONE = object()
+
+
 class FunctionReader(StmtReader, ValueTyping, ExprReader):
     def __init__(self, filename: str, constants: dict[str, Expr], sigs: dict[str, list[Type]]):
         super().__init__(filename, {}, constants)
         self.sigs = sigs
         self.lines: dict[int, int] = {}
+        #: the open child scope's edits of ``env`` / ``stale`` (dict, name, old value)
+        self.undo: list[tuple[dict, str, object]] | None = None
 
     def span(self, node: ast.AST) -> Span:
         return Span(self.filename, getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
@@ -202,23 +208,39 @@ class FunctionReader(StmtReader, ValueTyping, ExprReader):
     def bind(self, node: ast.AST, name: str, t: Type | None) -> Var:
         self._check_name(node, name)
         v = Var(name, t)
-        self.env[name] = v
-        self.stale.pop(name, None)
+        self._put(self.env, name, v)
+        if name in self.stale:
+            self._put(self.stale, name, _GONE)
         self.lines[id(v)] = getattr(node, "lineno", 0)
         return v
 
+    def _put(self, d: dict, name: str, value: object) -> None:
+        """``d[name] = value`` (``_GONE`` deletes), logged so the enclosing scope can undo it."""
+        if self.undo is not None:
+            self.undo.append((d, name, d.get(name, _GONE)))
+        if value is _GONE:
+            d.pop(name, None)
+        else:
+            d[name] = value
+
     @contextmanager
     def child_scope(self) -> Iterator[None]:
-        """A loop / if body: its bindings do not escape; names it rebinds go stale."""
-        saved_env, saved_stale = self.env, self.stale
-        self.env, self.stale = dict(saved_env), dict(saved_stale)
+        """A loop / if body: its bindings do not escape; names it rebinds go stale.  The scope
+        edits ``env`` / ``stale`` in place and undoes its edits on exit (an undo log, so a scope
+        costs what it binds, not the size of the environment)."""
+        outer, self.undo = self.undo, []
         try:
             yield
         finally:
-            inner = self.env
-            self.env, self.stale = saved_env, saved_stale
+            log, self.undo = self.undo, outer
+            inner = {name: self.env.get(name) for d, name, _ in log if d is self.env}
+            for d, name, old in reversed(log):
+                if old is _GONE:
+                    d.pop(name, None)
+                else:
+                    d[name] = old
         for name, var in inner.items():
-            if saved_env.get(name) is not var:
-                self.stale.setdefault(name, self.lines.get(id(var), 0))
+            if var is not None and self.env.get(name) is not var and name not in self.stale:
+                self._put(self.stale, name, self.lines.get(id(var), 0))
 
     # -- typing helpers
