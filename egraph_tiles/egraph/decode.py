@@ -114,6 +114,9 @@ class Decoder(StmtMutator):
     def run(self) -> Decoded:
         self.use_of: dict[Stmt, list[tuple[UseSite, Term]]] = {}
         self.ext_of: dict[Stmt, Term] = {}
+        self.ext_site: dict[Stmt, ExtSite] = {}  # the first extract site of each statement
+        for x in reversed(self.enc.exts):
+            self.ext_site[x.stmt] = x
         self.win_term: dict[Stmt, Term] = {}
         self.def_copies: dict[Stmt, list[tuple[UseSite, Term]]] = {}
         self.copy_var: dict[tuple[int, Term], Var] = {}  # (use key id, term) planned
@@ -313,7 +316,7 @@ class Decoder(StmtMutator):
 
     def _fold_extract(self, s: AssignStmt) -> Stmt:
         term = self.ext_of[s]
-        site = next(x for x in self.enc.exts if x.stmt is s)
+        site = self.ext_site[s]
         info = self.fx.point(s)
         if term[1][0] != "Leaf":  # not folded (saturation stopped early): keep it
             self.decisions.append(Decision("kept", site, term))

@@ -10,6 +10,7 @@ contain *fewer* views, and the safe forms (copies) exist before phase 2 starts.
 
 from __future__ import annotations
 
+import functools
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ def egglog_errors(what: str) -> Iterator[None]:
         raise ValueError(f"{what}: {type(e).__name__}: {e}") from e
 
 
+@functools.cache
 def program_text() -> str:
     return "\n".join([sorts.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
                       slices.RULES, legality.RULES, checks.RULES, sorts.LOAD, checks.LOAD,
@@ -67,9 +69,43 @@ def program_text() -> str:
 
 
 def new_egraph() -> eb.EGraph:
-    eg = eb.EGraph()
-    eg.run_program(*eg.parse_program(program_text()))
+    """An e-graph holding the engine's sorts and rules (give it back with :func:`release`)."""
+    return prepared(program_text())
+
+
+#: idle prepared e-graphs by rules program (each holds the program only)
+_IDLE: dict[str, list[eb.EGraph]] = {}
+
+
+def prepared(program: str) -> eb.EGraph:
+    """An e-graph holding the definitions and rules of ``program``.  Building one (typing and
+    compiling the rules) costs ~50 ms, more than optimizing a 300-statement kernel, so it is
+    built once per process: its state is pushed when it is handed out and popped by
+    :func:`release`, and each user starts from the bare program.  One never released (an
+    error on the way) is simply dropped."""
+    idle = _IDLE.get(program)
+    if idle:
+        eg = idle.pop()
+    else:
+        eg = eb.EGraph()
+        eg.run_program(*eg.parse_program(program))
+    eg.run_program(eb.Push(1))
     return eg
+
+
+def release(eg: eb.EGraph, program: str | None = None) -> None:
+    """Give back an e-graph from :func:`prepared` (``program``; the engine's by default):
+    its state is popped and it is handed out again.  Do not use ``eg`` afterwards."""
+    program = program_text() if program is None else program
+    idle = _IDLE.setdefault(program, [])
+    if any(x is eg for x in idle):
+        return
+    try:
+        eg.run_program(eb.Pop(SPAN, 1))
+    except BaseException:  # not one of ours, or broken by a panic: drop it
+        return
+    if len(idle) < 2:
+        idle.append(eg)
 
 
 def load(eg: eb.EGraph, commands: list[str]) -> None:
@@ -89,7 +125,7 @@ def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "loa
         for table in sorted(rows):
             path = os.path.join(d, f"{table}.tsv")
             with open(path, "w", encoding="utf-8") as f:
-                f.write("".join("\t".join(str(v) for v in r) + "\n" for r in rows[table]))
+                f.writelines(["\t".join(map(str, r)) + "\n" for r in rows[table]])
             cmds.append(eb.Input(SPAN, table, path))
         if cmds:
             eg.run_program(*cmds)

@@ -3,7 +3,9 @@
 The encoder only states structure (which statement defines which value from what, the registry
 properties of the ops that occur, constant dimensions, loop bounds); the rules in
 ``egraph_tiles.rules.windows`` decide which window each value names and which windows are
-violations.  :func:`check_acc_windows` raises the first violation in program order as a
+violations.  Only values sharing storage with an operand a registered op writes back into are
+encoded (with every scalar definition and loop bound): no rule can reach a violation from any
+other value.  :func:`check_acc_windows` raises the first violation in program order as a
 ``ValueError`` whose text says what is wrong and how to spell the kernel instead.
 """
 
@@ -21,10 +23,11 @@ from ..ir.ops import OpTypeError, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt
 from ..ir.types import ScalarType, TileType
 from ..rules import windows as rules
-from .schedule import egglog_errors, load_tables
+from .schedule import egglog_errors, load_tables, prepared, release
 
 _ARITH = {"+": "WAddRow", "-": "WSubRow", "*": "WMulRow"}
 Rows = dict[str, list[tuple]]
+_PROGRAM = rules.SCHEMA + rules.LOAD + rules.RULES
 
 
 @dataclass
@@ -42,6 +45,8 @@ class _Encoding:
     opaque: int = 0
     nodes: int = 0  # ids of WOff / WDims nodes (``WN`` / ``WD``)
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
+    #: the values sharing storage with an operand a registered op writes (``relevant``)
+    written: set[Var] = field(default_factory=set)
 
     def row(self, table: str, *values: object) -> None:
         self.rows[table].append(values)
@@ -122,13 +127,30 @@ class _Encoding:
 
     # ------------------------------------------------------------------ statements
 
+    def relevant(self, v: Var) -> bool:
+        """Whether ``v`` shares storage with an operand a registered op writes back into.  Every
+        rule that can reach a violation starts from such an operand (``w_dest``) and follows
+        only storage-sharing facts (slices, aliases, views, write-backs, loop carries, if
+        results — the edges of ``ir.effects``), so tile facts about any other value can derive
+        nothing that matters and are not stated."""
+        return v in self.written
+
+    def _touches(self, call: Call, target: Var | None) -> bool:
+        if target is not None and self.relevant(target):
+            return True
+        return any(isinstance(a, VarRef) and self.relevant(a.var)
+                   for a in (*call.args, *(v for _, v in call.kwargs)))
+
     def statements(self) -> None:
-        """Calls, scalar definitions and loop bounds, statement by statement."""
+        """Calls (those touching a written storage class), scalar definitions and loop bounds,
+        statement by statement."""
         for s in self.fx.stmts[1:]:
             if isinstance(s, AssignStmt):
-                self.assign(s)
+                if not isinstance(s.value, Call) or self._touches(s.value, s.target):
+                    self.assign(s)
             elif isinstance(s, EvalStmt):
-                self.call(self.stmt(s), s.call, None)
+                if self._touches(s.call, None):
+                    self.call(self.stmt(s), s.call, None)
             elif isinstance(s, ForStmt):
                 self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
                          self.off(s.step))
@@ -138,6 +160,8 @@ class _Encoding:
         """Aliases, loop carries and if merges, from the storage edges of the effects."""
         arms: dict[tuple[int, int], list[Edge]] = defaultdict(list)
         for e in self.fx.edges:
+            if not self.relevant(e.dst):  # both ends share storage
+                continue
             if e.kind is Share.ALIAS and isinstance(e.dst.type, TileType):
                 self.row("w_alias", self.var(e.dst), self.var(e.src))
             elif e.kind is Share.LOOP_INIT:
@@ -153,7 +177,8 @@ class _Encoding:
         for s in self.fx.stmts[1:]:
             if isinstance(s, (ForStmt, WhileStmt)):
                 for ia in s.iter_args:
-                    self.var(ia)
+                    if self.relevant(ia):
+                        self.var(ia)
 
     def assign(self, s: AssignStmt) -> None:
         t, v = s.target, s.value
@@ -197,6 +222,9 @@ class _Encoding:
 
 def encode(function: Function, fx: Effects | None = None) -> _Encoding:
     enc = _Encoding(fx if fx is not None else function_effects(function))
+    fx = enc.fx
+    classes = {fx.storage(w.var) for w in fx.writes if not w.opaque}
+    enc.written = classes | {x for e in fx.edges for x in (e.dst, e.src) if fx.storage(x) in classes}
     for p in function.params:
         enc.var(p.var)
         if isinstance(p.var.type, TileType):
@@ -228,8 +256,7 @@ def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
     input relations and the ``LOAD`` tables of ``rules.windows``); the rows of the violation
     relations (and of ``w_noncontig`` / ``w_mid_block``)."""
-    eg = bindings.EGraph()
-    eg.run_program(*eg.parse_program(rules.SCHEMA + rules.LOAD + rules.RULES))
+    eg = prepared(_PROGRAM)
     # bulk-loaded with egglog's ``input`` (one command per table, linear in the facts)
     load_tables(eg, {t: r for t, r in rows.items() if r}, ruleset="w_load")
     eg.run_program(*eg.parse_program(rules.SCHEDULE))
@@ -255,7 +282,8 @@ def violations(function: Function, fx: Effects | None = None) -> tuple[_Encoding
     enc = encode(function, fx)
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
                        f"{function.name!r}"):
-        _, rows = run_rules(enc.rows)
+        eg, rows = run_rules(enc.rows)
+        release(eg, _PROGRAM)
     mid = {tuple(row) for row in rows["w_mid_block"]}
     found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid, via)
              for s, v, p, r, c, c0, via in rows["w_viol_k"]]

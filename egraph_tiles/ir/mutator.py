@@ -102,12 +102,29 @@ class _DropAssignments(StmtMutator):
 
 def drop_unused(body: list[Stmt], candidates: set[Var]) -> tuple[list[Stmt], list[set[Var]]]:
     """Remove the assignments of ``candidates`` that nothing reads, to a fixpoint (a chain of
-    dead slices goes together).  Returns the new body and the variables dropped in each round."""
+    dead slices goes together).  Returns the new body and the variables dropped in each round.
+
+    One walk counts the reads of every variable (once per expression) and what each candidate's
+    assignment reads; dropping an assignment releases its reads, which gives the next round."""
+    uses: dict[Var, int] = {}
+    reads: dict[Var, list[Var]] = {}
+    for s in walk(body):
+        own = isinstance(s, AssignStmt) and s.target in candidates
+        for e in stmt_exprs(s):
+            fv = free_vars(e)
+            for v in fv:
+                uses[v] = uses.get(v, 0) + 1
+            if own:
+                reads.setdefault(s.target, []).extend(fv)  # type: ignore[union-attr]
     rounds: list[set[Var]] = []
-    while True:
-        dead = candidates - used_vars(body)
-        if not dead:
-            return body, rounds
+    dead = {c for c in candidates if not uses.get(c)}
+    while dead:
         rounds.append(dead)
         candidates = candidates - dead
-        body = _DropAssignments(dead).mutate_body(body)
+        released = [v for d in dead for v in reads.get(d, ())]
+        for v in released:
+            uses[v] -= 1
+        dead = {v for v in released if v in candidates and not uses[v]}
+    if rounds:
+        body = _DropAssignments(set().union(*rounds)).mutate_body(body)
+    return body, rounds

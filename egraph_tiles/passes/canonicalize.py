@@ -56,6 +56,7 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
         schedule.run_checks(eg)
     raise_violations(fn, enc, eg)
     if not enc.windows:
+        schedule.release(eg)
         return _skipped(fn, report, "no canonical tile.slice")
     with schedule.egglog_errors(failed):
         root = schedule.root_tree(eg, [ref for ref, _ in enc.roots])
@@ -80,6 +81,7 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
             enodes=stats.enodes, iterations=stats.iterations, saturated=stats.saturated,
             limit_hit=stats.limit_hit, seconds=seconds, extractor=opts.extractor.name,
             decisions=[explain(d, eg) for d in decoded.decisions]))
+    schedule.release(eg)
     return new_fn
 
 
