@@ -14,6 +14,9 @@ from egraph_tiles.ir.ops import Role
 from .sorts import CAP
 
 ORD, COLX, LEFT, RIGHT = (r.egg for r in (Role.ORD, Role.COLX, Role.LEFT, Role.RIGHT))
+#: the bytes a copy of an ``h`` x ``wd`` window of ``bits``-bit elements moves: the extractor's
+#: cost of a ``Copy`` (the same formula as ``egraph_tiles.ir.target.copy_bytes``)
+COPY_BYTES = "(/ (* (* h wd) bits) 8)"
 
 RULES = f"""
 (ruleset slices)
@@ -31,19 +34,19 @@ RULES = f"""
 ; a matmul-family left / right operand that is a Mat window: "replaced by a fresh
 ; tile.extract(base, off_row, off_col, slice_shape, target_memory=Left|Right)"
 (rule ((= u (Use w ctx)) (= ctx {LEFT}) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
-      ((union u (Copy w "Left" ctx)) (set (cost_table_Copy w "Left" ctx) (/ (* (* h wd) bits) 8)))
+      ((union u (Copy w "Left" ctx)) (set (cost_table_Copy w "Left" ctx) {COPY_BYTES}))
       :ruleset safe :name "matmul-left-operand-extract")
 (rule ((= u (Use w ctx)) (= ctx {RIGHT}) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
-      ((union u (Copy w "Right" ctx)) (set (cost_table_Copy w "Right" ctx) (/ (* (* h wd) bits) 8)))
+      ((union u (Copy w "Right" ctx)) (set (cost_table_Copy w "Right" ctx) {COPY_BYTES}))
       :ruleset safe :name "matmul-right-operand-extract")
 ; a Vec window feeding an ordinary operand (or escaping through alias / loop init / yield) or a
 ; col_expand operand: the safe form is a fresh tile.extract(..., target_memory=Vec) (#1640,
 ; #2010, #1789); the view comes back only through a proof in rules.legality
 (rule ((= u (Use w ctx)) (= ctx {ORD}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
-      ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) (/ (* (* h wd) bits) 8)))
+      ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) {COPY_BYTES}))
       :ruleset safe :name "vec-operand-extract")
 (rule ((= u (Use w ctx)) (= ctx {COLX}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
-      ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) (/ (* (* h wd) bits) 8)))
+      ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) {COPY_BYTES}))
       :ruleset safe :name "col-expand-operand-extract")
 ; outside the pass's scope the operand is left as it is: a non-window value; a Mat (or
 ; Left/Right/Acc) window with a consumer that is not canonicalized ("A Mat slice with a consumer
