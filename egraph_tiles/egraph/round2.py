@@ -69,10 +69,10 @@ def plain_read(site: UseSite) -> bool:
     if call is None or site.slot[0] not in ("arg", "kwarg"):
         return False
     eff = op_effect(call.op)
-    if eff is None or eff.view_of is not None:
+    if eff is None or eff.storage is ops.Storage.VIEW:
         return False
     index = site.slot[1] if site.slot[0] == "arg" else operand_index(call, site.slot[1])
-    return isinstance(index, int) and eff.writes != index
+    return isinstance(index, int) and not (eff.storage is ops.Storage.WRITES and eff.of == index)
 
 
 def gates_respected(gates: dict[UseSite, Gate], dec: Decoder) -> bool:

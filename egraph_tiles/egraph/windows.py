@@ -19,7 +19,7 @@ from egglog import bindings
 from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect,
                           trailing_yield)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
-from ..ir.ops import OpTypeError, bind, lookup
+from ..ir.ops import OpTypeError, Storage, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt
 from ..ir.types import ScalarType, TileType
 from ..rules import windows as rules
@@ -116,13 +116,14 @@ class _Encoding:
             return self.op_ids[name]
         i = self.op_ids[name] = len(self.op_ids)
         eff = op_effect(name)
-        if eff is not None:
-            if eff.view_of == 0:
-                self.row("w_op_view", i)
-            if eff.writes is not None:
-                self.row("w_op_reuses", i, eff.writes)
-            if eff.fresh:
-                self.row("w_op_fresh", i)
+        if eff is None:
+            return i
+        if eff.storage is Storage.VIEW and eff.of == 0:
+            self.row("w_op_view", i)
+        elif eff.storage is Storage.WRITES:
+            self.row("w_op_reuses", i, eff.of)
+        elif eff.storage in (Storage.FRESH, Storage.VALUE):
+            self.row("w_op_fresh", i)
         return i
 
     # ------------------------------------------------------------------ statements

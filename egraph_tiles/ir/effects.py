@@ -10,7 +10,7 @@
 * **Writes**: every operand written (registry ``reuses_arg``, positional or keyword) and every
   tile operand of an opaque call (it may write any of them), at its program point.
 
-An op's effect is read from the registry once, in :func:`op_effect`.  Everything is keyed by
+An op's effect is the registry's declaration, read in one place (:func:`op_effect`).  Everything is keyed by
 the ``Var`` / ``Stmt`` objects themselves (identity), never by ``id()`` or a counter.
 """
 
@@ -27,27 +27,12 @@ from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, 
 from .types import TileType
 
 
-@dataclass(frozen=True)
-class OpEffect:
-    """What a registered op does to memory: its result is a view of operand ``view_of``, or it
-    writes its result back into operand ``writes``, or its result is a fresh buffer."""
-
-    view_of: int | None = None
-    writes: int | None = None
-
-    @property
-    def fresh(self) -> bool:
-        return self.view_of is None and self.writes is None
-
-
-def op_effect(name: str) -> OpEffect | None:
-    """The memory effect of op ``name`` from the registry; None for an opaque (unregistered) op,
-    which may read and write every operand."""
+def op_effect(name: str) -> ops.Effect | None:
+    """The memory effect the registry declares for op ``name`` (a fresh buffer or value, a view
+    of operand ``of``, a write into operand ``of``); None for an opaque (unregistered) or
+    unclassified op, which may write every operand."""
     op = ops.lookup(name)
-    if op is None:
-        return None
-    view = 0 if op.inherits_input_memory and op.inplace_safe else None
-    return OpEffect(view, op.reuses_arg)
+    return None if op is None else op.effect
 
 
 def operand_index(call: Call, keyword: str) -> int | str:
@@ -303,17 +288,16 @@ class _Builder:
                 if isinstance(a, VarRef) and isinstance(a.var.type, TileType):
                     self.write(s, p, a.var, call.op, k, True)
             return
-        if eff.writes is not None:
-            v = operand(call, eff.writes)
-            if v is not None:
-                self.write(s, p, v, call.op, eff.writes, False)
-                if target is not None:
-                    self.edge(Share.WRITEBACK, target, v, s, eff.writes)
-        if eff.view_of is not None and target is not None:
-            v = operand(call, eff.view_of)
-            if v is not None:
-                kind = Share.SLICE if call.op == "tile.slice" else Share.VIEW
-                self.edge(kind, target, v, s, eff.view_of)
+        v = operand(call, eff.of) if eff.of is not None else None
+        if v is None:
+            return
+        if eff.storage is ops.Storage.WRITES:
+            self.write(s, p, v, call.op, eff.of, False)
+            if target is not None:
+                self.edge(Share.WRITEBACK, target, v, s, eff.of)
+        elif eff.storage is ops.Storage.VIEW and target is not None:
+            kind = Share.SLICE if call.op == "tile.slice" else Share.VIEW
+            self.edge(kind, target, v, s, eff.of)
 
     def edge(self, kind: Share, dst: Var, src: Var, s: Stmt, index: int = 0) -> None:
         self.fx.edges.append(Edge(kind, dst, src, s, index))
