@@ -13,7 +13,8 @@ from ..ir import ops
 from ..ir.effects import (Edge, Effects, Share, Write, call_of, function_effects,
                           operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt,
+from ..ir.mutator import StmtVisitor
+from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
                         WhileStmt, YieldStmt)
 from ..ir.types import ScalarType, TileType
 
@@ -165,7 +166,7 @@ def _q(s: str) -> str:
     return '"' + s + '"'
 
 
-class Encoder:
+class Encoder(StmtVisitor):
     def __init__(self, fx: Effects) -> None:
         self.enc = Encoding()
         self.fx = fx
@@ -360,40 +361,32 @@ class Encoder:
                     self._raw_view[e.dst] = self._raw_view[e.src]
 
     # ------------------------------------------------------------------ statements
-    def body(self, stmts: list[Stmt]) -> None:
-        for s in stmts:
-            self.stmt(s)
+    # (ir.mutator.StmtVisitor: any other statement kind has its nested bodies visited)
+    def visit_EvalStmt(self, s: EvalStmt) -> None:
+        self.call_uses(s, s.call)
 
-    def stmt(self, s: Stmt) -> None:
-        if isinstance(s, AssignStmt):
-            self.assign(s)
-        elif isinstance(s, EvalStmt):
-            self.call_uses(s, s.call)
-        elif isinstance(s, ForStmt):
-            for i, v in enumerate(s.init_values):
-                self.use(s, ("init", i), v, ops.Role.ORD)
-            self.edges(s, Share.LOOP_INIT)
+    def visit_ForStmt(self, s: ForStmt | WhileStmt) -> None:
+        for i, v in enumerate(s.init_values):
+            self.use(s, ("init", i), v, ops.Role.ORD)
+        self.edges(s, Share.LOOP_INIT)
+        if isinstance(s, ForStmt):
             sym = self.scalar_sym(s.loop_var)
             self.row("LoopRow", sym, self.idx(s.start), self.idx(s.step))
-            self.body(s.body)
-            self.edges(s, Share.LOOP_BACK, Share.LOOP_RESULT)
-        elif isinstance(s, WhileStmt):
-            for i, v in enumerate(s.init_values):
-                self.use(s, ("init", i), v, ops.Role.ORD)
-            self.edges(s, Share.LOOP_INIT)
-            self.body(s.body)
-            self.edges(s, Share.LOOP_BACK, Share.LOOP_RESULT)
-        elif isinstance(s, IfStmt):
-            self.body(s.then_body)
-            self.body(s.else_body)
-            self.edges(s, Share.IF_RESULT)
-        elif isinstance(s, ScopeStmt):
-            self.body(s.body)
-        elif isinstance(s, YieldStmt):
-            for i, v in enumerate(s.values):
-                self.use(s, ("yield", i), v, ops.Role.ORD)
+        self.visit_body(s.body)
+        self.edges(s, Share.LOOP_BACK, Share.LOOP_RESULT)
 
-    def assign(self, s: AssignStmt) -> None:
+    visit_WhileStmt = visit_ForStmt
+
+    def visit_IfStmt(self, s: IfStmt) -> None:
+        self.visit_body(s.then_body)
+        self.visit_body(s.else_body)
+        self.edges(s, Share.IF_RESULT)
+
+    def visit_YieldStmt(self, s: YieldStmt) -> None:
+        for i, v in enumerate(s.values):
+            self.use(s, ("yield", i), v, ops.Role.ORD)
+
+    def visit_AssignStmt(self, s: AssignStmt) -> None:
         v = s.value
         t = s.target.type
         if isinstance(v, Call):
@@ -439,5 +432,5 @@ class Encoder:
 def encode_function(fn: Function, fx: Effects | None = None) -> Encoding:
     """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given)."""
     enc = Encoder(fx if fx is not None else function_effects(fn))
-    enc.body(fn.body)
+    enc.visit_body(fn.body)
     return enc.enc

@@ -59,7 +59,7 @@ class StmtMutator:
         return out if changed else body
 
     def mutate(self, s: Stmt) -> Mutated:
-        visit = self._visitor(type(s))
+        visit = _visitor(type(self), type(s))
         return visit(self, s) if visit is not None else self.recurse(s)
 
     def recurse(self, s: Stmt, **changes: object) -> Stmt:
@@ -75,16 +75,37 @@ class StmtMutator:
         """One nested body of a compound statement."""
         return self.mutate_body(body)
 
-    @classmethod
-    def _visitor(cls, kind: type) -> Callable | None:
-        table = cls.__dict__.get("_dispatch")
-        if table is None:
-            table = {}
-            cls._dispatch = table
-        if kind not in table:
-            table[kind] = next((getattr(cls, f"visit_{k.__name__}") for k in kind.__mro__
-                                if hasattr(cls, f"visit_{k.__name__}")), None)
-        return table[kind]
+
+class StmtVisitor:
+    """Walks statement trees with the same default recursion, for passes that read rather than
+    rewrite: override ``visit_<Kind>``; any other statement's nested bodies are visited in
+    order (a statement kind the visitor has never heard of still has its body visited)."""
+
+    _dispatch: dict[type, Callable | None]
+
+    def visit_body(self, body: list[Stmt]) -> None:
+        for s in body:
+            self.visit(s)
+
+    def visit(self, s: Stmt) -> None:
+        v = _visitor(type(self), type(s))
+        if v is not None:
+            v(self, s)
+            return
+        for name in body_fields(type(s)):
+            self.visit_body(getattr(s, name))
+
+
+def _visitor(cls: type, kind: type) -> Callable | None:
+    """``cls``'s ``visit_<Kind>`` method for statement class ``kind`` (or its nearest base)."""
+    table = cls.__dict__.get("_dispatch")
+    if table is None:
+        table = {}
+        cls._dispatch = table  # type: ignore[attr-defined]
+    if kind not in table:
+        table[kind] = next((getattr(cls, f"visit_{k.__name__}") for k in kind.__mro__
+                            if hasattr(cls, f"visit_{k.__name__}")), None)
+    return table[kind]
 
 
 def used_vars(body: list[Stmt]) -> set[Var]:

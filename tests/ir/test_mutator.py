@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import egraph_tiles as et
 from egraph_tiles.ir.exprs import Call, Const, Var, VarRef
-from egraph_tiles.ir.mutator import StmtMutator, body_fields, drop_unused
+from egraph_tiles.ir.mutator import StmtMutator, StmtVisitor, body_fields, drop_unused
 from egraph_tiles.ir.stmts import NO_SPAN, AssignStmt, EvalStmt, ForStmt, Span, Stmt, walk
 
 KERNEL = """
@@ -82,3 +82,18 @@ def test_drop_unused_removes_a_dead_chain_round_by_round():
     new, rounds = drop_unused(body, {names["a"], names["b"], names["y"]})
     assert [{v.name for v in r} for r in rounds] == [{"b", "y"}, {"a"}]
     assert {s.target.name for s in walk(new) if isinstance(s, AssignStmt)} == {"v", "out"}
+
+
+class _Assigned(StmtVisitor):
+    def __init__(self):
+        self.names = []
+
+    def visit_AssignStmt(self, s: AssignStmt):
+        self.names.append(s.target.name)
+
+
+def test_a_visitor_reaches_assignments_inside_a_statement_kind_it_does_not_know():
+    inner = AssignStmt(Var("y"), Call("tile.muls", (VarRef(Var("v")), Const(0.5))))
+    v = _Assigned()
+    v.visit_body([*_body(), _Region("r", [inner])])
+    assert v.names == ["v", "a", "b", "y", "out", "y"]
