@@ -252,6 +252,9 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
         form, why = _ap_form(rep)
         if form is None:
             return None, why
+    if form.kind == "ap" and isinstance(rep.raw.node.ctx, ast.Store):
+        return None, (f"it is an assignment target and `{rep.raw.tensor_text}.ap(...)` cannot be "
+                      "assigned to: write it with nisa.tensor_copy(dst=...) by hand")
     if rep.raw.in_helper and _symbols(form):
         return None, ("the access is inside a helper function and depends on the caller's loop "
                       "variables: rewrite the helper by hand")
@@ -301,13 +304,21 @@ def migrate_kernel(report: KernelReport) -> Migration:
         edits.append((*src.span(rep0.raw.node), text))
         done_nodes.add(id(rep0.raw.node))
     edits += _mask_edits(report, done_nodes, src, findings)
-    for line, fn in dict.fromkeys(report.read.unmasked_calls):
-        findings.append(Finding(line, f"mask= of `{fn}(...)` kept: the call has no indexed "
-                                "operand to carry it (rewrite it by hand)", "migration"))
+    carried = {id(r.raw.mask_node) for r in report.accesses}
+    for call, kw, whole in report.read.masked_calls:
+        fn = ast.unparse(call.func)
+        if id(kw) not in carried:
+            findings.append(Finding(kw.lineno, f"mask= of `{fn}(...)` kept: the call has no "
+                                    "indexed operand to carry it (rewrite it by hand)",
+                                    "migration"))
+        elif whole and all(id(r.raw.node) in done_nodes for r in report.accesses
+                           if r.raw.mask_node is kw):
+            findings.append(Finding(kw.lineno, f"mask= of `{fn}(...)` dropped: its whole-tile "
+                                    f"operand(s) {', '.join(whole)} keep their full shape; "
+                                    "check they match the narrowed accesses", "migration"))
     out = _apply(source, edits)
-    out = _drop_unused_indices(out)
     try:
-        ast.parse(out)
+        out = _drop_unused_indices(out)
     except SyntaxError as e:  # a bug: never print a file that does not parse
         findings.append(Finding(e.lineno or 0, f"internal error: the migrated file does not "
                                 f"parse ({e.msg}); nothing was rewritten", "migration"))

@@ -90,6 +90,7 @@ class Tensor:
     shape: tuple[int, ...] | None
     dtype: str | None = None
     buffer: str = "sbuf"
+    from_access: int = 0  # id of the RawAccess whose value this is (0: not an access's value)
 
     def with_shape(self, shape: tuple[int, ...] | None, name: str | None = None) -> Tensor:
         return Tensor(name or self.name, shape, self.dtype, self.buffer)
@@ -135,7 +136,8 @@ class KernelRead:
     symbols: dict[str, Var] = field(default_factory=dict)
     steps: dict[str, int] = field(default_factory=dict)  # loop variable -> step
     source_names: dict[str, str] = field(default_factory=dict)  # symbol -> Python text
-    unmasked_calls: list[tuple[int, str]] = field(default_factory=list)  # masks without accesses
+    masked_calls: list[tuple[ast.Call, ast.keyword, tuple[str, ...]]] = field(default_factory=list)
+    # every call with a mask=: the call, its keyword, its whole-tile operands (not indexed)
 
 
 # ----- module structure ---------------------------------------------------------------------------
@@ -889,7 +891,7 @@ class _Reader:
                 for k in keep:
                     full.insert(k, 1)
                 shape = tuple(full)
-        return Tensor("<tile>", shape, base.dtype, base.buffer)
+        return Tensor("<tile>", shape, base.dtype, base.buffer, id(acc))
 
     # ----- calls ----------------------------------------------------------------------------
     def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
@@ -917,7 +919,9 @@ class _Reader:
         if fn in (range, tuple, list, enumerate, zip, map, reversed, sorted, any, all):
             args = [self._expr(a, env) for a in node.args]
             try:
-                return tuple(fn(*args)) if fn is not tuple else tuple(args[0])
+                if fn in (tuple, list):
+                    return fn(args[0]) if args else fn()
+                return tuple(fn(*args))
             except TypeError:
                 return Opaque(f"`{ast.unparse(node)}` is not analyzed")
         for a in node.args:
@@ -1014,7 +1018,7 @@ class _Reader:
             self._nki_args -= 1
         mask = kwargs.get("mask")
         if mask is not None:
-            self._apply_mask(node, mask, collect)
+            self._apply_mask(node, mask, collect, args, kwargs)
         if lang and short in _ALLOC:
             return self._alloc(node, args, kwargs)
         if lang and short in _ALLOC_LIKE:
@@ -1059,7 +1063,8 @@ class _Reader:
         """Shape of an operand (an access's value has its index's broadcast shape)."""
         return v.shape if isinstance(v, Tensor) else None
 
-    def _apply_mask(self, node: ast.Call, mask: Any, collect: list[RawAccess]) -> None:
+    def _apply_mask(self, node: ast.Call, mask: Any, collect: list[RawAccess],
+                    args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None) -> None:
         kw = next(k for k in node.keywords if k.arg == "mask")
         if isinstance(mask, Opaque):
             raise ReaderError(f"mask= of `{ast.unparse(node.func)}`: {mask.why}", node)
@@ -1069,8 +1074,12 @@ class _Reader:
             raise ReaderError(f"mask= of `{ast.unparse(node.func)}` must compare index "
                               "expressions (joined with &), got "
                               f"`{ast.unparse(kw.value)}`", node)
-        if not collect:
-            self.out.unmasked_calls.append((node.lineno, ast.unparse(node.func)))
+        views = {id(a) for a in collect}
+        operands = [(None, v) for v in args] + [(k, v) for k, v in (kwargs or {}).items()
+                                                if k not in ("mask", "value")]
+        whole = tuple(sorted({v.name for _, v in operands if isinstance(v, Tensor)
+                              and v.from_access not in views and not v.name.startswith("<")}))
+        self.out.masked_calls.append((node, kw, whole))
         for acc in collect:
             if acc.mask is None:
                 acc.mask, acc.mask_node, acc.call_node = mask, kw, node
@@ -1260,16 +1269,22 @@ def _buffer(v: Any, default: str) -> str:
 
 
 def _broadcast(shapes: Sequence[tuple[int, ...] | None]) -> tuple[int, ...] | None:
+    """NKI's broadcast of tile shapes: the partition dimensions (first) and the free dimensions
+    broadcast separately (a (128,) tile meets a (128, 512) one as 128 x 512)."""
     if not shapes or any(s is None for s in shapes):
         return None
-    rank = max(len(s) for s in shapes)  # type: ignore[arg-type]
-    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]  # type: ignore[arg-type]
+    shapes = [tuple(s) for s in shapes if len(s)]  # type: ignore[arg-type]
+    if not shapes:
+        return ()
     out = []
-    for dims in zip(*padded):
-        big = {d for d in dims if d != 1}
-        if len(big) > 1:
-            return None
-        out.append(big.pop() if big else 1)
+    for group in ([s[:1] for s in shapes], [s[1:] for s in shapes]):
+        rank = max(len(s) for s in group)
+        padded = [(1,) * (rank - len(s)) + s for s in group]
+        for dims in zip(*padded):
+            big = {d for d in dims if d != 1}
+            if len(big) > 1:
+                return None
+            out.append(big.pop() if big else 1)
     return tuple(out)
 
 
