@@ -25,8 +25,14 @@ its address is proven aligned (#1789).  The encoder states each write as ``(Writ
 ``(WrittenBy tile n)`` from a view back to its source window, and ``(WrittenUse k)`` marks a use
 whose value is written.  ``ViewProven`` (0 once written, 1 once an ordinary-operand view of the
 window is proven, merge = max) is read by ``checks`` only after saturation: a written Vec window
-without a proven view is a ``WriteViolation`` (reject, never accept).  Opaque (unregistered) ops
-are assumed not to write their operands back (their operands are copied as before).
+without a proven view is a ``WriteViolation`` (reject, never accept).
+
+Unclassified ops (issue 15 item 4): an op whose writes the registry does not know (unregistered,
+or registered without a memory effect) is not assumed read-only.  The encoder states each of its
+tile operands as ``(MayWriteRow n t)``; the ``written`` ruleset carries ``(MayWrittenBy tile n)``
+back through views, aliases and carries like a registered write, and ``checks`` turns a Vec
+window it reaches with no proven aligned view into an ``UnclassifiedViolation`` (the driver
+names the op: "cannot prove `op` does not write its operand").
 
 valid_shape / drop_dims slices feeding an ordinary vector op (registry family VECTOR, e.g.
 ``fillpad_inplace`` writing it in place, directly or through set_validshape): the pass does not
@@ -73,6 +79,21 @@ RULES = f"""
 (rule ((WrittenBy w n) (= w (NT k)) (= w (Win b r c h wd)) (MemOf w "Vec") (= 0 (ViewProven w)))
       ((WriteViolation k n) (WindowWriteViolation k)) :ruleset checks :name "written-window-violation")
 
+; Issue 15 item 4: an op the registry cannot classify may write any tile operand.  A window it
+; reaches (directly, or through a view / alias / carry, as for a registered write) can be neither
+; copied (a copy could swallow the write) nor used as an unaligned view (#1789): it stays only as
+; a proven aligned view; otherwise a violation naming the op
+(relation MayWrittenBy (Tile i64))
+(relation UnclassifiedViolation (i64 i64))
+(relation WindowUnclassifiedViolation (i64))
+(rule ((MayWrittenBy d n) (ViewOf d s)) ((MayWrittenBy s n))
+      :ruleset written :name "may-written-through-view")
+(rule ((MayWrittenBy w n) (= w (Win b r c h wd))) ((set (ViewProven w) 0))
+      :ruleset written :name "unclassified-window-needs-view")
+(rule ((MayWrittenBy w n) (= w (NT k)) (= w (Win b r c h wd)) (MemOf w "Vec") (= 0 (ViewProven w)))
+      ((UnclassifiedViolation k n) (WindowUnclassifiedViolation k))
+      :ruleset checks :name "unclassified-operand-violation")
+
 (relation RawVecUse (i64 Tile))
 (function RawVecProven (Tile) i64 :merge (max old new))
 (relation RawVecViolation (i64))
@@ -97,6 +118,10 @@ LOAD = f"""
 (rule ((RawVecRow n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
       :ruleset load :name "load-raw-vector-use")
 (rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")
+(relation MayWriteRow (i64 i64))
+(rule ((MayWriteRow n t)) ((MayWrittenBy (NT t) n)) :ruleset load :name "load-may-write")
+(rule ((UseRow k t ctx) (MayWrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written
+      :name "may-written-use")
 """
 
 #: What each violation relation above tells the kernel author, declared beside the rule that
@@ -119,6 +144,14 @@ VIOLATIONS = {
         "written in place can be neither copied (the write would land in the copy and be lost) "
         "nor used as an unaligned view (the device can hang, #1789). {align}, or write into a "
         "separate tile and copy the result back explicitly."),
+    "WindowUnclassifiedViolation": (
+        "unclassified-operand-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) feeds `{op}` at "
+        "line {op_line}{through}, an op the registry cannot classify: cannot prove `{op}` does "
+        "not write its operand, and the window is not provably {align_bytes}-byte aligned. A "
+        "copy could swallow a write the op makes; a misaligned view could fault (#1789). "
+        "{align}, or, if `{op}` only reads it, copy it first with tile.extract(..., "
+        "target_memory=pl.Mem.Vec)."),
     "RawVecViolation": (
         "raw-slice-vector-violation",
         "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) has "

@@ -150,16 +150,16 @@ class K:
     @pl.function(type=pl.FunctionType.InCore)
     def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
         v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        q = pl.tile.slice(v, [16, 1], [0, 1])
+        q = pl.tile.slice(v, [16, 8], [0, 8])
         pld.tile.remote_store(q, out)
 """
 
 
-def test_explain_states_the_read_only_assumption_for_an_opaque_operand(tmp_path):
+def test_explain_says_an_opaque_operand_belongs_to_an_unclassified_op(tmp_path):
     src = tmp_path / "k.py"
     src.write_text(OPAQUE_USE)
     r = subprocess.run([sys.executable, "-m", "egraph_tiles.cli", "optimize", str(src), "--explain"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert ("q as pld.tile.remote_store operand 0 (opaque call, assumed not to write it): copy"
+    assert ("q as pld.tile.remote_store operand 0 (unclassified op: it may write its operand): view"
             in r.stderr)

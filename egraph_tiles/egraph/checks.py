@@ -47,12 +47,19 @@ def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str,
     return {**_fields(fn, w.stmt, w.var), "by": by}
 
 
+def _unclassified(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:
+    x = next(x for x in enc.unclassified if has_fact(eg, "UnclassifiedViolation", w.key, x.key))
+    return {**_fields(fn, w.stmt, x.var), "slice": w.var.name, "op": x.op,
+            "op_line": x.stmt.span.line}
+
+
 Fields = Callable[[Function, Encoding, eb.EGraph, object], dict[str, object]]
 
 #: violation relation -> (the sites it is keyed by, in program order; their message fields)
 SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
     "ColxViolation": (lambda enc: enc.raw_colx, _raw_use),
     "WindowWriteViolation": (lambda enc: enc.windows, _written),
+    "WindowUnclassifiedViolation": (lambda enc: enc.windows, _unclassified),
     "RawVecViolation": (lambda enc: enc.raw_vec, _raw_use),
 }
 

@@ -111,6 +111,8 @@ class Encoding:
     scalar_defs: dict[Var, Expr] = field(default_factory=dict)
     raw_colx: list[RawSliceUse] = field(default_factory=list)
     writes: list[WriteSite] = field(default_factory=list)
+    #: tile operands of ops the registry cannot classify (they may write them)
+    unclassified: list[WriteSite] = field(default_factory=list)
     raw_vec: list[RawSliceUse] = field(default_factory=list)
     #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
@@ -318,10 +320,10 @@ class Encoder(StmtVisitor):
             idx = operand_index(call, k)
             self.use(stmt, ("kwarg", k), v, operand_context(call.op, idx if isinstance(idx, int)
                                                                else None))
-        if op is not None:
-            if op.family is ops.Family.VECTOR:
-                self.raw_vec_uses(stmt, call)
-            self.effects(stmt)
+        if op is not None and op.family is ops.Family.VECTOR or not ops.classified(call.op):
+            # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789)
+            self.raw_vec_uses(stmt, call)
+        self.effects(stmt)
 
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
         """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
@@ -348,10 +350,16 @@ class Encoder(StmtVisitor):
     def effects(self, stmt: Stmt) -> None:
         """Memory-effect facts for ``rules.checks``: each tile operand a registered op writes
         back into, and the storage edge from a view's (or a write-back's) result to its source.
-        Opaque ops state nothing (their operands keep being copied)."""
+        Each tile operand of an op the registry cannot classify is stated as ``MayWriteRow``: it
+        may be written, so a window it reaches stays only as a proven aligned view."""
         for w in self._writes.get(stmt, ()):
-            if not w.opaque and isinstance(w.var.type, TileType):
-                self.fresh("wr")
+            if not isinstance(w.var.type, TileType):
+                continue
+            self.fresh("wr")
+            if w.opaque:  # an unclassified op may write it: (MayWriteRow n t), never assumed read-only
+                self.row("MayWriteRow", self._n, self.tile(w.var))
+                self.enc.unclassified.append(WriteSite(self._n, stmt, w.var, w.op))
+            else:
                 self.row("WriteRow", self._n, self.tile(w.var))
                 self.enc.writes.append(WriteSite(self._n, stmt, w.var, w.op))
         for e in self._edges.get(stmt, ()):

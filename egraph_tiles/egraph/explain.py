@@ -73,8 +73,8 @@ def use_label(op: str, slot: tuple, ctx: ops.Role) -> str:
         return f"loop initializer {slot[1]}"
     if slot[0] == "yield":
         return f"yield value {slot[1]}"
-    if ops.lookup(op) is None:  # the seed copies opaque operands: only sound if the op only reads
-        return f"{op} operand {slot[1]} (opaque call, assumed not to write it)"
+    if not ops.classified(op):  # it may write its operand: kept only as a proven aligned view
+        return f"{op} operand {slot[1]} (unclassified op: it may write its operand)"
     return f"{op} {ops.Role(ctx).label} {slot[1]}"
 
 
