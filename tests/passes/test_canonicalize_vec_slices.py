@@ -86,10 +86,10 @@ OUT = ", out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]"
 def test_bare_call_operand_is_guarded():
     assert_canonicalizes(X + OUT, T + """
 head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 1], [0, 1])
-pld.tile.remote_store(head, out)
+pl.tile.tpush_to_aiv(head)
 """, T + """
 head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
-pld.tile.remote_store(head_ext, out)
+pl.tile.tpush_to_aiv(head_ext)
 """)
 
 

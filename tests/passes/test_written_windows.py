@@ -5,7 +5,6 @@ otherwise the pass raises (rules.checks ``written-window-violation``)."""
 import pytest
 
 import egraph_tiles as et
-from egraph_tiles.egraph.encode import encode_function
 from egraph_tiles.ir.exprs import Call
 from egraph_tiles.ir.stmts import AssignStmt, walk
 from simkit import inputs_for
@@ -71,10 +70,3 @@ def test_read_only_use_of_unaligned_slice_is_still_copied():
     p = prog("q = pl.tile.slice(v, [16, 1], [0, 1])",
              "y = pl.tile.muls(q, 0.5)")
     assert "tile.extract" in ops_of(et.optimize(p))
-
-
-def test_opaque_op_operand_unaligned_slice_is_still_copied():
-    p = prog("q = pl.tile.slice(v, [16, 1], [0, 1])",
-             "pld.tile.remote_store(q, out)")
-    opt = et.optimize(p)
-    assert "tile.extract" in ops_of(opt) and not encode_function(p.functions[0]).writes

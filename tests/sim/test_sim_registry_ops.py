@@ -84,7 +84,7 @@ return out""", R)
 
 
 def test_col_max_reduces_over_rows() -> None:
-    t = kernel(f"x: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[1, 16], pl.FP32]]", """
+    t = kernel("x: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[1, 16], pl.FP32]]", """
 a = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
 c = pl.tile.col_max(a)
 o = pl.store(c, [0, 0], o)
