@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import keyword
 
-from dataclasses import fields, is_dataclass
-
 from ..ir.exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
                         Symbol, TupleItem, Var, VarRef, as_expr, const_int)
 from ..ir.ops import REGISTRY
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
                         Param, Program, ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt,
-                        child_bodies, defined_vars, stmt_exprs, walk)
+                        child_bodies, defined_vars)
 from ..ir.types import (MemRef, OpaqueType, ScalarType, TensorType, TileType, TupleType, Type,
                         UnknownType)
 from .forms import TYPE_CALLS
@@ -35,6 +33,11 @@ class Names:
     def __init__(self, reserved: set[str] | None = None) -> None:
         self._by_id: dict[int, str] = {}
         self._taken: set[str] = set(reserved or ())
+        #: the dynamic dimensions printed with these names (declared at module level)
+        self.dynamic: set[str] = set()
+
+    def assigned(self) -> list[str]:
+        return list(self._by_id.values())
 
     def __call__(self, v: Var) -> str:
         n = self._by_id.get(id(v))
@@ -116,6 +119,7 @@ def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
     if isinstance(e, DictExpr):
         return "{" + ", ".join(f"{format_expr(k, nm)}: {format_expr(v, nm)}" for k, v in e.items) + "}"
     if isinstance(e, DynDim):
+        nm.dynamic.add(e.name)
         return e.name
     if isinstance(e, TupleItem):
         return f"{format_expr(e.value, nm, 5)}[{e.index}]"
@@ -298,7 +302,11 @@ def _param(p: Param, nm: Names) -> str:
     return f"{nm(p.var)}: {t}"
 
 
-def format_function(f: Function, depth: int = 1, reserved: set[str] | None = None) -> list[str]:
+def format_function(f: Function, depth: int = 1) -> list[str]:
+    return _function_lines(f, set(), depth)[0]
+
+
+def _function_lines(f: Function, reserved: set[str], depth: int = 1) -> tuple[list[str], Names]:
     nm = Names.for_function(f, reserved)
     ind = _IND * depth
     kws = [f"type=pl.FunctionType.{f.func_type.value}"]
@@ -316,45 +324,29 @@ def format_function(f: Function, depth: int = 1, reserved: set[str] | None = Non
         head = f"{ind}def {f.name}(\n{ind}{_IND * 2}{sep.join(params)},\n{ind}){ret}:"
     lines = [f"{ind}@pl.function({', '.join(kws)})", head]
     _body(f.body, nm, depth + 1, lines, [])
-    return lines
-
-
-def dynamic_dims(prog: Program) -> list[str]:
-    """The names of the module-level dynamic dimensions a program uses, sorted."""
-    found: set[str] = set()
-
-    def scan(x: object) -> None:
-        if isinstance(x, DynDim):
-            found.add(x.name)
-        elif isinstance(x, (tuple, list)):
-            for i in x:
-                scan(i)
-        elif isinstance(x, (Expr, Type, MemRef)) and is_dataclass(x):
-            for fld in fields(x):
-                scan(getattr(x, fld.name))
-
-    for f in prog.functions:
-        scan([p.var.type for p in f.params] + list(f.return_types))
-        for s in walk(f.body):
-            scan([v.type for v in defined_vars(s)] + stmt_exprs(s))
-    return sorted(found)
+    return lines, nm
 
 
 def print_program(prog: Program) -> str:
     """Canonical DSL text of a program."""
-    dyn = dynamic_dims(prog)
+    dyn: set[str] = set()
     body = ["@pl.program", f"class {prog.name}:"]
     if not prog.functions:
         body.append(_IND + "pass")
     for i, f in enumerate(prog.functions):
         if i:
             body.append("")
-        body += format_function(f, reserved=set(dyn))
+        lines, nm = _function_lines(f, set())
+        clash = nm.dynamic & set(nm.assigned())
+        if clash:  # a local named like a dynamic dimension it reads: rename the local
+            lines, nm = _function_lines(f, clash)
+        dyn |= nm.dynamic
+        body += lines
     text = "\n".join(body)
     header = ["import pypto.language as pl"]
     if "pld." in text:
         header.append("import pypto.language.distributed as pld")
     if dyn:
         header.append("")
-        header += [f'{n} = pl.dynamic("{n}")' for n in dyn]
+        header += [f'{n} = pl.dynamic("{n}")' for n in sorted(dyn)]
     return "\n".join(header) + "\n\n\n" + text + "\n"

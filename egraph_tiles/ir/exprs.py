@@ -204,37 +204,41 @@ def const_int(e: Expr | int) -> int | None:
     return None
 
 
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of ``e``."""
+    t = type(e)
+    if t is BinOp or t is Compare:
+        return (e.lhs, e.rhs)  # type: ignore[attr-defined]
+    if t is Neg:
+        return (e.operand,)  # type: ignore[attr-defined]
+    if t is ListExpr:
+        return e.items  # type: ignore[attr-defined]
+    if t is Call:
+        return e.args + tuple(v for _, v in e.kwargs)  # type: ignore[attr-defined]
+    if t is DictExpr:
+        return tuple(x for kv in e.items for x in kv)  # type: ignore[attr-defined]
+    if t is TupleItem:
+        return (e.value,)  # type: ignore[attr-defined]
+    return ()
+
+
+def sub_exprs(e: Expr):
+    """``e`` and every expression inside it, depth first."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(reversed(children(x)))
+
+
 def free_vars(e: Expr) -> list[Var]:
     """Variables used by ``e``, in first-use order."""
     out: list[Var] = []
     seen: set[int] = set()
-
-    def walk(x: Expr) -> None:
-        if isinstance(x, VarRef):
-            if id(x.var) not in seen:
-                seen.add(id(x.var))
-                out.append(x.var)
-        elif isinstance(x, (BinOp, Compare)):
-            walk(x.lhs)
-            walk(x.rhs)
-        elif isinstance(x, Neg):
-            walk(x.operand)
-        elif isinstance(x, ListExpr):
-            for i in x.items:
-                walk(i)
-        elif isinstance(x, Call):
-            for a in x.args:
-                walk(a)
-            for _, v in x.kwargs:
-                walk(v)
-        elif isinstance(x, DictExpr):
-            for k, v in x.items:
-                walk(k)
-                walk(v)
-        elif isinstance(x, TupleItem):
-            walk(x.value)
-
-    walk(e)
+    for x in sub_exprs(e):
+        if type(x) is VarRef and id(x.var) not in seen:  # type: ignore[attr-defined]
+            seen.add(id(x.var))  # type: ignore[attr-defined]
+            out.append(x.var)  # type: ignore[attr-defined]
     return out
 
 

@@ -245,9 +245,10 @@ def test_dynamic_dimension_in_a_scalar_bound():
 
 def test_a_local_named_like_a_dynamic_dimension_is_renamed_when_printed():
     _, _, printed = through_the_pass(kernel(
-        "N_local: pl.Scalar[pl.INDEX] = N + 1", params="x: pl.Tensor[[N, 16], pl.FP32]",
-        header='\nN = pl.dynamic("N")'))
-    assert "N_local: pl.Scalar[pl.INDEX] = N + 1" in printed
+        "N: pl.Scalar[pl.INDEX] = 4", "M: pl.Scalar[pl.INDEX] = N + 1",
+        params="x: pl.Tensor[[N, 16], pl.FP32]", header='\nN = pl.dynamic("N")'))
+    assert "x: pl.Tensor[[N, 16], pl.FP32]" in printed
+    assert "N_1: pl.Scalar[pl.INDEX] = 4" in printed and "M: pl.Scalar[pl.INDEX] = N_1 + 1" in printed
 
 
 def test_tile_memref_in_pypto_order_with_an_alloc_base():
