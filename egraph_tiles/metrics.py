@@ -4,9 +4,11 @@ Convention (used by every benchmark strategy alike):
 
 * A copy is a ``tile.extract`` statement; it moves ``rows * cols * storage_bits / 8``
   bytes (constant shape required; a symbolic extent raises ``ValueError``).
-* Each statement *position* counts once — a copy inside a loop body is not multiplied
-  by the trip count, and both arms of an ``if`` count. This is the static cost the
-  extractor optimises (bytes per emitted copy), and it needs no trip-count knowledge.
+* **Static bytes**: each statement *position* counts once — a copy inside a loop body is
+  not multiplied by the trip count, and both arms of an ``if`` count.
+* **Dynamic bytes** (what the extractor optimises): each copy × the executions of its place
+  — the trip counts of its enclosing loops (a default for symbolic bounds) and a default
+  probability per ``if`` arm (``egraph.loops.CostModel``).
 * **bytes copied** of ``output`` relative to ``input`` is the difference of the two
   programs' totals over InCore functions: extracts the input already had (e.g. K-loop
   extracts a Mat slice is folded into) cancel out, so only copies a strategy
@@ -15,7 +17,7 @@ Convention (used by every benchmark strategy alike):
 
 from __future__ import annotations
 
-from .ir import AssignStmt, Call, EvalStmt, Program, TileType, Var, VarRef, walk
+from .ir import AssignStmt, Call, EvalStmt, Function, Program, TileType, Var, VarRef, walk
 from .ir.exprs import ListExpr, const_int
 from .ir.target import copy_bytes
 
@@ -43,15 +45,20 @@ def extract_bytes(target: Var | None, call: Call) -> int:
     return copy_bytes(dims, ty.dtype)  # type: ignore[arg-type]
 
 
+def extract_calls(fn: Function):
+    """``(statement, target, call)`` for every ``tile.extract`` of ``fn``."""
+    for s in walk(fn.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.extract":
+            yield s, s.target, s.value
+        elif isinstance(s, EvalStmt) and s.call.op == "tile.extract":
+            yield s, None, s.call
+
+
 def _extracts(prog: Program):
     for fn in prog.functions:
-        if not fn.func_type.is_incore:
-            continue
-        for s in walk(fn.body):
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.extract":
-                yield s.target, s.value
-            elif isinstance(s, EvalStmt) and s.call.op == "tile.extract":
-                yield None, s.call
+        if fn.func_type.is_incore:
+            for _s, t, c in extract_calls(fn):
+                yield t, c
 
 
 def extract_statements(prog: Program) -> int:
@@ -62,6 +69,20 @@ def extract_statements(prog: Program) -> int:
 def program_copy_bytes(prog: Program) -> int:
     """Bytes moved by all extract statement positions (each counted once)."""
     return sum(extract_bytes(t, c) for t, c in _extracts(prog))
+
+
+def program_dynamic_bytes(prog: Program, model=None) -> int:
+    """Bytes moved per call by all extracts, each × the executions of its place (trip counts
+    of the enclosing loops, ``if`` arm probability; see ``egraph.loops.CostModel``)."""
+    from .egraph.loops import CostModel, dynamic_copy_bytes
+
+    m = model or CostModel()
+    return sum(dynamic_copy_bytes(fn, m) for fn in prog.functions if fn.func_type.is_incore)
+
+
+def dynamic_bytes_copied(input_prog: Program, output_prog: Program, model=None) -> int:
+    """Dynamic bytes of copies ``output_prog`` has beyond ``input_prog``."""
+    return program_dynamic_bytes(output_prog, model) - program_dynamic_bytes(input_prog, model)
 
 
 def bytes_copied(input_prog: Program, output_prog: Program) -> int:
@@ -83,5 +104,5 @@ def slice_statements(prog: Program) -> int:
     return n
 
 
-__all__ = ["bytes_copied", "extract_bytes", "extract_statements", "inserted_extracts", "program_copy_bytes",
+__all__ = ["bytes_copied", "dynamic_bytes_copied", "extract_bytes", "extract_statements", "inserted_extracts", "program_copy_bytes", "program_dynamic_bytes",
            "slice_statements"]

@@ -32,7 +32,7 @@ Contexts (``ir.ops.Role``, read from the op registry, never op names; rules inte
 
 Costs: a window node is expensive (1000) so a folded / peeled form with one statement fewer wins;
 ``Copy`` gets its byte cost (rows * cols * storage bits / 8) from the ``cost_table_Copy`` table set
-by the rule that creates it; ``Keep`` costs 0 bytes; ``CopyBuf`` costs 2 (one more than a
+by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (merge: max); ``Keep`` costs 0 bytes; ``CopyBuf`` costs 2 (one more than a
 ``Leaf``), so on a tie the form reading the source wins.
 """
 
@@ -63,7 +63,7 @@ SCHEMA = """
   (RT Tile)
   (RI Idx)
   (RP Roots Roots))
-(function cost_table_Copy (Tile String String) i64 :merge (min old new))
+(function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
 
 #: The program arrives as rows of primitive tables (bulk-loaded with egglog's ``input``), and

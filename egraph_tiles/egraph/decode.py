@@ -7,6 +7,10 @@ operand copies, as the seed specifies — the copy goes right before its consume
 available in an enclosing scope is reused (identical copies of one window are emitted once).
 Slices left without uses are dropped, chains together.
 
+A copy the extractor chose to hoist (``CopyOut w mem ctx L``, ``rules.hoist``) is made once right
+before loop ``L`` and read by the uses inside it; identical hoisted copies are shared like any
+other copy.
+
 A use realized from the copy its parent slice got at its definition (``CopyBuf k`` in the chosen
 term, round 2 of the driver) reads that copy: a view is emitted as a fresh
 ``tile.slice(p_ext, shape, [r, c])`` right after the child's slice; a copy extracts from
@@ -38,8 +42,9 @@ class Decision:
     site: object
     term: Term | None = None
     copy_var: Var | None = None
-    placement: str | None = None  # "definition" | "consumer"
+    placement: str | None = None  # "definition" | "consumer" | "before loop" | "shared"
     buf_var: Var | None = None  # the parent's copy a view / copy of a CopyBuf form reads
+    anchor: Stmt | None = None  # the statement the copy was placed at / before
 
 
 @dataclass
@@ -126,9 +131,17 @@ class Decoder(StmtMutator):
         self.views: dict[Stmt, list[tuple[UseSite, Term]]] = {}  # child slice stmt -> views
         self.placed_view: dict[UseSite, Var] = {}  # use -> view of the parent's copy
         self.buf_sites: list[tuple[UseSite, int]] = []  # uses reading a parent's copy
+        #: loop statement -> the copies hoisted right before it (``CopyOut`` terms)
+        self.hoist_before: dict[Stmt, list[tuple[UseSite, Term]]] = {}
         for (_, site), term in zip(self.enc.roots, self.results):
             if isinstance(site, UseSite):
+                loop = None
+                if term[0] == "CopyOut":
+                    term, loop = self.hoist_target(site, term)
                 self.use_of.setdefault(site.stmt, []).append((site, term))
+                if loop is not None:
+                    self.hoist_before.setdefault(loop, []).append((site, term))
+                    continue
                 kp = copy_buf_of(term)
                 if kp is not None:
                     self.bufs_needed.add(kp)
@@ -154,6 +167,27 @@ class Decoder(StmtMutator):
             self.decisions += [Decision("dropped", w) for w in self.enc.windows if w.var in dead]
         return Decoded(body, self.decisions)
 
+    def hoist_target(self, site: UseSite, term: Term) -> tuple[Term, Stmt | None]:
+        """``(CopyOut w mem ctx L)``: the copy of ``w`` made once before loop ``L``
+        (``rules.hoist`` proved it invariant there).  Returns the copy term and the loop to
+        place it before — or no loop when this use is not inside ``L`` (a use sharing the
+        e-class elsewhere), when the usual place at the slice's definition already lies outside
+        ``L`` with nothing writing the source in between, or when an offset chosen by the
+        extractor cannot be read before ``L``: then it is an ordinary copy."""
+        copy = ("Copy", term[1], term[2], term[3])
+        loop = self.fx.stmt_at(int(term[4]))
+        lp = self.fx.point(loop)
+        if lp.pos not in self.fx.point(site.stmt).loops:
+            return copy, None
+        w = site.window
+        if term[2] == "Vec" and lp.pos not in self.fx.point(w.stmt).loops \
+                and not self.hazard(w, site.stmt, w.root.src):
+            return copy, None
+        _base, r, c = self.window_parts(term[1], lp.pos, lp.path)
+        if not all(self.fx.visible(v, lp.pos, lp.path) for e in (r, c) for v in free_vars(e)):
+            return copy, None
+        return copy, loop
+
     def lookup_copy(self, term: Term) -> Var | None:
         term = term[:3]  # one copy per (window, memory), whatever the context
         for sc in reversed(self.scopes):
@@ -165,7 +199,7 @@ class Decoder(StmtMutator):
                   out: list[Stmt]) -> Var:
         v = self.lookup_copy(term)
         if v is not None and not self._written_since(v, site, anchor, placement):
-            self.decisions.append(Decision("copy", site, term, v, "shared"))
+            self.decisions.append(Decision("copy", site, term, v, "shared", anchor=anchor))
             return v
         info = self.fx.point(anchor)
         pos = info.pos + (1 if placement == "definition" else 0)
@@ -186,7 +220,7 @@ class Decoder(StmtMutator):
         self.copy_at[v] = (info.pos if placement == "definition" else info.pos - 1, info.loops)
         kp = copy_buf_of(term)
         self.decisions.append(Decision("copy", site, term, v, placement,
-                                       self.buf_var.get(kp) if kp is not None else None))
+                                       self.buf_var.get(kp) if kp is not None else None, anchor))
         if placement == "definition" and anchor is w.stmt:
             self.buf_var.setdefault(w.key, v)
         return v
@@ -237,6 +271,8 @@ class Decoder(StmtMutator):
         """``s`` with its operands rewritten, preceded by the copies its uses need and followed
         by the copies / views made at its definition."""
         out: list[Stmt] = []
+        for site, term in self.hoist_before.get(s, ()):
+            self.placed[site] = self.make_copy(site, term, s, "before loop", out)
         repl: dict[tuple, Var] = {}
         for site, term in self.use_of.get(s, []):
             if term[0] == "Copy":

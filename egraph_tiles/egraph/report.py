@@ -18,6 +18,8 @@ class SliceDecision:
     bytes_copied: int = 0
     placement: str | None = None
     line: int = 0
+    #: bytes × executions of the copy's place (loop trip counts, if-arm probability)
+    dynamic_bytes: int = 0
 
 
 @dataclass
@@ -26,6 +28,9 @@ class FunctionReport:
     decisions: list[SliceDecision] = field(default_factory=list)
     bytes_before: int = 0
     bytes_after: int = 0
+    #: bytes moved per call: each copy × the executions of its place
+    dynamic_before: int = 0
+    dynamic_after: int = 0
     enodes: int = 0
     iterations: int = 0
     saturated: bool = True
@@ -50,7 +55,7 @@ class Report:
                 lines.append(f"{head} {f.skipped}")
                 continue
             lines.append(f"{head} {len(f.decisions)} decision(s); bytes copied {f.bytes_before}"
-                         f" -> {f.bytes_after}; e-graph {f.enodes} e-nodes, {f.iterations} "
+                         f" -> {f.bytes_after} static, {f.dynamic_before} -> {f.dynamic_after} dynamic; e-graph {f.enodes} e-nodes, {f.iterations} "
                          f"iteration(s), {f.seconds * 1000:.1f} ms"
                          + (f"; LIMIT HIT ({f.limit_hit}): unproven views were copied"
                             if f.limit_hit else ""))

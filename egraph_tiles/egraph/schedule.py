@@ -18,10 +18,10 @@ from typing import Iterator
 
 from egglog import bindings as eb
 
-from egraph_tiles.rules import checks, layout, legality, multiples, offsets, slices, sorts
+from egraph_tiles.rules import checks, hoist, layout, legality, multiples, offsets, slices, sorts
 
 SPAN = eb.RustSpan("", 0, 0)
-RULESETS = ("offsets", "slices", "multiples", "layout", "safe", "legality")
+RULESETS = ("offsets", "slices", "multiples", "layout", "safe", "legality", "hoist")
 #: one command batch stays small (one huge command exhausts memory, see EGGLOG_NOTES)
 CHUNK = 400
 
@@ -63,8 +63,9 @@ def egglog_errors(what: str) -> Iterator[None]:
 
 @functools.cache
 def program_text() -> str:
-    return "\n".join([sorts.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
-                      slices.RULES, legality.RULES, checks.RULES, sorts.LOAD, checks.LOAD,
+    return "\n".join([sorts.SCHEMA, hoist.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
+                      slices.RULES, legality.RULES, checks.RULES, hoist.RULES, sorts.LOAD,
+                      checks.LOAD, hoist.LOAD,
                       "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"])
 
 

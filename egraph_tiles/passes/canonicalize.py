@@ -16,6 +16,7 @@ from ..egraph.decode import Decoded, Decoder
 from ..egraph.encode import Encoding, encode_function, has_slice
 from ..egraph.explain import explain
 from ..egraph.extract import Extractor, GreedyExtractor, flatten_roots
+from ..egraph.loops import CostModel, annotate_report, dynamic_copy_bytes, hoist_facts
 from ..egraph.report import FunctionReport, Report, extract_bytes
 from ..egraph.round2 import copy_view_gates, gates_respected
 from ..egraph.windows import check_acc_windows
@@ -29,6 +30,13 @@ class Options:
     extractor: Extractor = field(default_factory=GreedyExtractor)
     explain: bool = False
     dot_prefix: str | None = None
+    #: dynamic cost and hoisting (trip-count defaults, if-arm probability, capacities) ...
+    cost: CostModel = field(default_factory=CostModel)
+    #: ... and per-kernel overrides, by function name
+    kernel_cost: dict[str, CostModel] = field(default_factory=dict)
+
+    def cost_for(self, fn: str) -> CostModel:
+        return self.kernel_cost.get(fn, self.cost)
 
 
 def canonicalize_tile_slice(program: Program, *, options: Options | None = None,
@@ -48,10 +56,12 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
     if enc is None or not (enc.windows or enc.raw_colx or enc.raw_vec):
         return _skipped(fn, report, "no canonical tile.slice")
     t0 = time.perf_counter()
+    model = opts.cost_for(fn.name)
+    hoists = hoist_facts(fn, fx, enc, model)
     failed = f"the e-graph failed on function {fn.name!r}"
     with schedule.egglog_errors(failed):
         eg = schedule.new_egraph()
-        schedule.load_tables(eg, enc.rows)
+        schedule.load_tables(eg, {**enc.rows, **hoists.rows})
         stats = schedule.saturate(eg, opts.limits)
         schedule.run_checks(eg)
     raise_violations(fn, enc, eg)
@@ -80,7 +90,10 @@ def _function(fn: Function, opts: Options, report: Report | None) -> Function:
             fn.name, bytes_before=extract_bytes(fn), bytes_after=extract_bytes(new_fn),
             enodes=stats.enodes, iterations=stats.iterations, saturated=stats.saturated,
             limit_hit=stats.limit_hit, seconds=seconds, extractor=opts.extractor.name,
-            decisions=[explain(d, eg) for d in decoded.decisions]))
+            decisions=[explain(d, eg) for d in decoded.decisions],
+            dynamic_before=dynamic_copy_bytes(fn, model),
+            dynamic_after=dynamic_copy_bytes(new_fn, model)))
+        annotate_report(report.functions[-1].decisions, decoded.decisions, hoists, fn, fx, model)
     schedule.release(eg)
     return new_fn
 

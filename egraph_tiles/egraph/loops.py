@@ -1,0 +1,289 @@
+"""Loop-aware extraction (issue 16): the dynamic cost model and the hoisting facts.
+
+* **Dynamic cost.**  A statement runs once per execution of its enclosing blocks: the product of
+  the trip counts of its enclosing loops (a ``for`` with constant bounds: exact; any other loop:
+  :attr:`CostModel.symbolic_trips`) and of :attr:`CostModel.if_probability` per enclosing ``if``
+  arm.  A copy costs its bytes × the executions of the point where it is placed.
+* **Hoisting facts** (``rules.hoist`` decides): for each use of a window inside a loop, the
+  loops it may be hoisted out of, the weights of the candidate places, the tiles nothing in the
+  loop writes (``ir.effects``: any alias, view, write-back or carry counts), the scalars defined
+  before the loop, and whether the copy fits in its memory space (:attr:`CostModel.capacity`).
+
+Everything here is read from the program and its memory effects; nothing is decided here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..rules.hoist import MILLI
+from ..ir.effects import Effects, call_of, op_effect, operand_index
+from ..ir.exprs import Call, ListExpr, Var, const_int, free_vars
+from ..ir.stmts import ForStmt, Function, IfStmt, Stmt, WhileStmt, child_bodies, stmt_exprs
+from ..ir.target import copy_bytes
+from ..ir.types import TileType
+from .encode import Encoding, UseSite, Window
+
+#: On-chip capacities of an Ascend 910B-class AI Core (bytes): Unified Buffer (Vec) 192 KB,
+#: L1 (Mat) 512 KB, L0A (Left) 64 KB, L0B (Right) 64 KB, L0C (Acc) 128 KB.
+DEFAULT_CAPACITY: dict[str, int] = {"Vec": 192 * 1024, "Mat": 512 * 1024, "Left": 64 * 1024,
+                                    "Right": 64 * 1024, "Acc": 128 * 1024}
+
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """How copies are priced and where they may go.  Override per kernel with
+    ``Options(kernel_cost={"kernel": CostModel(symbolic_trips=4)})``."""
+
+    #: executions assumed for a loop whose trip count is not a compile-time constant
+    symbolic_trips: int = 16
+    #: probability assumed for each arm of an ``if``
+    if_probability: Fraction = Fraction(1, 2)
+    #: bytes available per memory space for the tiles live across a loop and its hoisted copies
+    capacity: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_CAPACITY))
+    #: offer hoisted placements at all
+    hoist: bool = True
+
+
+def trips(loop: Stmt, model: CostModel) -> int:
+    """Iterations of ``loop``: exact for constant bounds, the model's default otherwise."""
+    n = Effects.trip_count(loop)
+    return model.symbolic_trips if n is None else n
+
+
+def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, Fraction]:
+    """Executions of every statement of ``body`` (nested ones included) per call."""
+    out: dict[Stmt, Fraction] = {}
+
+    def visit(stmts: list[Stmt], w: Fraction) -> None:
+        for s in stmts:
+            out[s] = w
+            inner = w
+            if isinstance(s, (ForStmt, WhileStmt)):
+                inner = w * trips(s, model)
+            elif isinstance(s, IfStmt):
+                inner = w * Fraction(model.if_probability)
+            for b in child_bodies(s):
+                visit(b, inner)
+
+    visit(body, Fraction(1))
+    return out
+
+
+def milli(w: Fraction) -> int:
+    return round(w * MILLI)
+
+
+def copy_memory(site: UseSite) -> str | None:
+    """The memory space a copy of the use's window lands in (None: the use is never copied)."""
+    t = site.window.root.src.type
+    mem = t.memory.value if isinstance(t, TileType) and t.memory is not None else None
+    if site.ctx in ("ord", "colx"):
+        return "Vec" if mem == "Vec" else None
+    if site.ctx in ("left", "right"):
+        return site.ctx.capitalize() if mem == "Mat" else None
+    return None
+
+
+def window_bytes(w: Window) -> int:
+    t = w.var.type
+    return copy_bytes((w.rows, w.cols), t.dtype) if isinstance(t, TileType) else 0
+
+
+def stable_in(fx: Effects, v: Var, loop: Stmt) -> bool:
+    """Whether ``v``'s storage is defined before ``loop`` and nothing in it may write it — the
+    write check of hoisting (one place: the soundness test disables it here)."""
+    d = fx.defs.get(v)
+    return (d is None or d[0] < fx.point(loop).pos) and not fx.written_in_loop(v, loop)
+
+
+@dataclass
+class HoistFacts:
+    rows: dict[str, list[tuple]] = field(default_factory=dict)
+    #: (window, loop) pairs refused for capacity, with the explanation
+    refused: dict[tuple[Window, int], str] = field(default_factory=dict)
+
+
+class _Facts:
+    def __init__(self, fn: Function, fx: Effects, enc: Encoding, model: CostModel):
+        self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
+        self.weight = statement_weights(fn.body, model)
+        self.out = HoistFacts()
+
+    def row(self, table: str, *values: object) -> None:
+        self.out.rows.setdefault(table, []).append(values)
+
+    def use_weight(self, site: UseSite, mem: str) -> Fraction:
+        """Executions of the copy at its usual place: the slice's definition for a Vec copy
+        nothing writes the source before (the decoder's rule), else right before the consumer."""
+        w = site.window
+        if mem == "Vec":
+            p = self.fx.point(w.stmt)
+            if not self.fx.written_before_use(w.root.src, p.pos, p.loops, site.stmt):
+                return self.weight[w.stmt]
+        return self.weight[site.stmt]
+
+    @staticmethod
+    def plain_read(site: UseSite) -> bool:
+        """Whether the use only reads its operand: an argument of a registered op that neither
+        writes it back nor returns a view of it.  A hoisted copy is one buffer for every
+        iteration, so an escape (alias, loop carry, yield) or a view of it, which later code
+        could write, must keep its fresh copy per iteration."""
+        call = call_of(site.stmt)
+        eff = op_effect(call.op) if call is not None else None
+        if eff is None or site.slot[0] not in ("arg", "kwarg"):
+            return False
+        i = site.slot[1] if site.slot[0] == "arg" else operand_index(call, site.slot[1])
+        return isinstance(i, int) and i != eff.writes and i != eff.view_of
+
+    def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
+        """A copy before ``loop`` reads the window even when the use would not run; allowed when
+        the window is certainly inside its source (constant offsets, checked by the verifier),
+        or the use runs on every iteration (no ``if`` in between) of a loop that runs."""
+        consts = True
+        for x in site.window.chain():
+            call = x.stmt.value
+            assert isinstance(call, Call) and isinstance(call.args[2], ListExpr)
+            consts = consts and all(const_int(e) is not None for e in call.args[2].items)
+        if consts:
+            return True
+        n = Effects.trip_count(loop)
+        if n is None or n < 1:
+            return False
+        lp = self.fx.point(loop)
+        return not any(isinstance(self.fx.stmt_at(p), IfStmt)
+                       for p in range(lp.pos + 1, self.fx.point(site.stmt).pos)
+                       if self.fx.point(self.fx.stmt_at(p)).end >= self.fx.point(site.stmt).pos)
+
+    def live_bytes(self, loop: Stmt, mem: str) -> int:
+        """Bytes of the storage in ``mem`` live across the entry of ``loop``: defined before it,
+        visible there, and read at or after it (each storage class once)."""
+        lp = self.fx.point(loop)
+        seen: set[Var] = set()
+        total = 0
+        for v, (pos, path) in self.fx.defs.items():
+            t = v.type
+            if pos >= lp.pos or lp.path[:len(path)] != path or self.last_use.get(
+                    self.fx.storage(v), 0) < lp.pos:
+                continue
+            root = self.fx.storage(v)
+            rt = root.type
+            if root in seen or not isinstance(rt, TileType) or rt.memory is None \
+                    or rt.memory.value != mem or not isinstance(t, TileType):
+                continue
+            seen.add(root)
+            dims = rt.const_shape()
+            if dims is not None:
+                total += copy_bytes(dims, rt.dtype)
+        return total
+
+    def run(self) -> HoistFacts:
+        fx, enc = self.fx, self.enc
+        self.last_use: dict[Var, int] = {}
+        for pos in range(1, len(fx.stmts)):
+            for e in stmt_exprs(fx.stmt_at(pos)):
+                for v in free_vars(e):
+                    r = fx.storage(v)
+                    self.last_use[r] = max(self.last_use.get(r, 0), pos)
+        loops: dict[int, Stmt] = {}
+        cands: dict[tuple[int, str], dict[Window, Fraction]] = {}  # (nest, mem) -> benefit
+        in_loop: dict[Window, set[int]] = {}
+        for site in enc.uses:
+            mem = copy_memory(site)
+            if mem is None:
+                continue
+            uw = self.use_weight(site, mem)
+            self.row("UseWeightRow", site.key, milli(uw))
+            encl = fx.point(site.stmt).loops
+            if not self.model.hoist or not encl or not self.plain_read(site):
+                continue
+            nest = encl[0]
+            for lpos in encl:
+                loop = fx.stmt_at(lpos)
+                if not self.speculation_safe(site, loop):
+                    continue
+                loops[lpos] = loop
+                self.row("UseLoopRow", site.key, lpos)
+                in_loop.setdefault(site.window, set()).add(lpos)
+                gain = (uw - self.weight[fx.stmt_at(nest)]) * window_bytes(site.window)
+                by = cands.setdefault((nest, mem), {})
+                by[site.window] = max(by.get(site.window, Fraction(0)), gain)
+        for lpos, loop in loops.items():
+            self.row("LoopWeightRow", lpos, milli(self.weight[loop]))
+        # stability of every root base in every candidate loop, invariance of every symbol
+        bases = {w.root.src for w in in_loop}
+        for lpos, loop in loops.items():
+            for b in bases:
+                if b in enc.tile_of and stable_in(fx, b, loop):
+                    self.row("StableRow", enc.tile_of[b], lpos)
+        for k, key in enc.rows.get("IdxSymRow", ()):
+            e = enc.syms[key]
+            for lpos in loops:
+                if all(fx.defs.get(v, (0,))[0] < lpos for v in free_vars(e)):
+                    self.row("SymStableRow", k, lpos)
+        # capacity: per loop nest and memory space, admit copies by benefit while they fit next
+        # to the tiles live across every loop of the nest
+        for (nest, mem), by in cands.items():
+            nest_loops = [lp for lp in loops if lp == nest or nest in fx.point(fx.stmt_at(lp)).loops]
+            live = max(self.live_bytes(fx.stmt_at(lp), mem) for lp in nest_loops)
+            cap = self.model.capacity.get(mem)
+            used = live
+            for w in sorted(by, key=lambda x: (-by[x], x.key)):
+                nbytes = window_bytes(w)
+                if cap is None or used + nbytes <= cap:
+                    used += nbytes
+                    for lp in in_loop[w]:
+                        self.row("HoistRoomRow", enc.tile_of[w.var], lp)
+                    continue
+                for lp in in_loop[w]:
+                    self.out.refused[(w, lp)] = (
+                        f"not hoisted out of the loop at line {fx.stmt_at(lp).span.line}: "
+                        f"{mem} would hold {used} B live + {nbytes} B = {used + nbytes} B > "
+                        f"capacity {cap} B")
+        return self.out
+
+
+def hoist_facts(fn: Function, fx: Effects, enc: Encoding, model: CostModel) -> HoistFacts:
+    """The rows ``rules.hoist`` reads (see the module docstring)."""
+    return _Facts(fn, fx, enc, model).run()
+
+
+def dynamic_copy_bytes(fn: Function, model: CostModel) -> int:
+    """Bytes the function's ``tile.extract`` statements move per call: bytes × executions."""
+    from ..metrics import extract_bytes, extract_calls
+
+    weight = statement_weights(fn.body, model)
+    return round(sum(extract_bytes(t, c) * weight[s] for s, t, c in extract_calls(fn)))
+
+
+def annotate_report(rows: list, decisions: list, facts: HoistFacts, fn: Function,
+                    fx: Effects, model: CostModel) -> None:
+    """Give each copy of the report (``rows``, parallel to the decoder's ``decisions``) its
+    dynamic bytes, say where a hoisted copy went, and why a copy inside a loop was not hoisted
+    when the capacity refused it."""
+    weight = statement_weights(fn.body, model)
+    for row, d in zip(rows, decisions):
+        if d.kind != "copy" or not isinstance(d.site, UseSite) or d.placement == "shared":
+            continue
+        site = d.site
+        nbytes = window_bytes(site.window)
+        anchor = d.anchor if d.anchor is not None else site.stmt
+        w = weight[anchor]
+        row.dynamic_bytes = round(nbytes * w)
+        if d.placement == "before loop":
+            row.reason += (f"; hoisted before the loop at line {anchor.span.line} (invariant, "
+                           f"source not written in the loop): {nbytes} B × {_show(w)} = "
+                           f"{row.dynamic_bytes} B per call instead of {nbytes} B × "
+                           f"{_show(weight[site.stmt])}")
+            continue
+        for lpos in fx.point(anchor).loops:
+            why = facts.refused.get((site.window, lpos))
+            if why is not None:
+                row.reason += f"; {why}"
+                break
+
+
+def _show(w: Fraction) -> str:
+    return str(w.numerator) if w.denominator == 1 else f"{float(w):g}"
