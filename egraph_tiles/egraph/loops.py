@@ -20,7 +20,8 @@ from fractions import Fraction
 from ..rules.hoist import MILLI
 from ..ir.effects import Effects, call_of, op_effect, operand_index
 from ..ir.exprs import Call, ListExpr, Var, const_int, free_vars
-from ..ir.stmts import ForStmt, Function, IfStmt, Stmt, WhileStmt, child_bodies, stmt_exprs
+from ..ir.stmts import (BreakStmt, ContinueStmt, ForStmt, Function, IfStmt, Stmt, WhileStmt,
+                        child_bodies, stmt_exprs)
 from ..ir.target import copy_bytes
 from ..ir.types import TileType
 from .encode import Encoding, UseSite, Window
@@ -141,7 +142,8 @@ class _Facts:
     def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
         """A copy before ``loop`` reads the window even when the use would not run; allowed when
         the window is certainly inside its source (constant offsets, checked by the verifier),
-        or the use runs on every iteration (no ``if`` in between) of a loop that runs."""
+        or the use runs on every iteration (no ``if``, ``break`` or ``continue`` before it) of a
+        loop that runs."""
         consts = True
         for x in site.window.chain():
             call = x.stmt.value
@@ -153,9 +155,13 @@ class _Facts:
         if n is None or n < 1:
             return False
         lp = self.fx.point(loop)
-        return not any(isinstance(self.fx.stmt_at(p), IfStmt)
-                       for p in range(lp.pos + 1, self.fx.point(site.stmt).pos)
-                       if self.fx.point(self.fx.stmt_at(p)).end >= self.fx.point(site.stmt).pos)
+        q = self.fx.point(site.stmt).pos
+        for p in range(lp.pos + 1, q):
+            s = self.fx.stmt_at(p)
+            if isinstance(s, (BreakStmt, ContinueStmt)) or (
+                    isinstance(s, IfStmt) and self.fx.point(s).end >= q):
+                return False
+        return True
 
     def live_bytes(self, loop: Stmt, mem: str) -> int:
         """Bytes of the storage in ``mem`` live across the entry of ``loop``: defined before it,

@@ -1,0 +1,237 @@
+"""Loop-aware extraction (issue 16): copies are priced by bytes × executions, and a copy of a
+loop-invariant window is made once before the loop when nothing in the loop writes its source."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import egraph_tiles as et
+from canon_helpers import assert_canonicalizes, kernel
+from egraph_tiles.egraph.ilp import ILPExtractor
+from egraph_tiles.egraph.loops import CostModel, statement_weights
+from egraph_tiles.passes import Options
+
+X = "x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX], c0: pl.Scalar[pl.INDEX]"
+T = """
+local: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+z: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 8], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+"""
+EXT = "pl.tile.extract(local, 0, 3, shape=[16, 8], target_memory=pl.Mem.Vec)"
+
+
+def run(body: str, **opts):
+    rep = et.Report()
+    out = et.canonicalize_tile_slice(et.parse_program(kernel(X, T + body)), report=rep,
+                                     options=Options(**opts))
+    return out, rep.functions[0]
+
+
+def test_invariant_copy_in_a_loop_is_hoisted_before_it():
+    # the issue's example: 64 copies of 512 B become one
+    assert_canonicalizes(X, T + """
+for i, (acc,) in pl.range(0, 64, 1, init_values=(z,)):
+    w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+""", T + f"""
+w_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = {EXT}
+for i, (acc,) in pl.range(0, 64, 1, init_values=(z,)):
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, w_ext)
+    res = pl.yield_(nxt)
+""")
+
+
+def test_report_shows_static_and_dynamic_bytes_of_the_hoisted_copy():
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 64, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+""")
+    assert (fr.bytes_after, fr.dynamic_after) == (512, 512)
+    (d,) = [d for d in fr.decisions if d.decision == "copy"]
+    assert d.dynamic_bytes == 512 and "hoisted before the loop at line" in d.reason
+    assert "512 B × 64" in d.reason
+
+
+def test_copy_whose_source_is_written_in_the_loop_stays_inside():
+    body = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, w)
+    pl.tile.fillpad_inplace(local, pl.PadValue.zero)
+    res = pl.yield_(nxt)
+"""
+    assert_canonicalizes(X, T + body, T + body.replace(
+        "w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])",
+        f"w_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = {EXT}").replace("acc, w)", "acc, w_ext)"))
+
+
+def test_copy_whose_source_is_written_through_a_view_in_the_loop_stays_inside():
+    body = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, w)
+    lv: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.set_validshape(local, [8, 64])
+    pl.tile.fillpad_inplace(lv, pl.PadValue.zero)
+    res = pl.yield_(nxt)
+"""
+    out, fr = run(body)
+    (d,) = [d for d in fr.decisions if d.decision == "copy"]
+    assert d.placement == "definition" and fr.dynamic_after == 4 * 512
+
+
+def test_copy_whose_source_is_written_through_an_alias_in_the_loop_stays_inside():
+    _, fr = run("""
+al = local
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    pl.tile.fillpad_inplace(al, pl.PadValue.zero)
+    res = pl.yield_(nxt)
+""")
+    assert fr.dynamic_after == 4 * 512
+
+
+def test_window_at_the_loop_variable_stays_inside():
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, i * 8 + 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+""")
+    assert fr.dynamic_after == 4 * 512
+
+
+def test_offset_defined_inside_the_loop_from_invariants_is_hoisted():
+    # ``off`` is defined inside the loop, but only from values defined before it
+    out, fr = run("""
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    off = c0 + 3
+    w = pl.tile.slice(local, [16, 8], [0, off])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+""")
+    assert fr.dynamic_after == 512
+    et.verify_program(out)
+
+
+def test_nested_loops_hoist_to_the_outermost_loop_the_window_is_invariant_in():
+    out, fr = run("""
+for j, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    for i, (acc2,) in pl.range(0, 8, 1, init_values=(acc,)):
+        w = pl.tile.slice(local, [16, 8], [0, 3])
+        nxt = pl.tile.add(acc2, w)
+        r2 = pl.yield_(nxt)
+    res = pl.yield_(r2)
+""")
+    assert fr.dynamic_before == 0 and fr.dynamic_after == 512
+    assert isinstance(out.functions[0].body[2], et.ir.AssignStmt)  # the copy, before loop j
+
+
+def test_window_invariant_only_in_the_inner_loop_is_hoisted_out_of_it():
+    _, fr = run("""
+for j, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    for i, (acc2,) in pl.range(0, 8, 1, init_values=(acc,)):
+        w = pl.tile.slice(local, [16, 8], [0, j * 8 + 3])
+        nxt = pl.tile.add(acc2, w)
+        r2 = pl.yield_(nxt)
+    res = pl.yield_(r2)
+""")
+    assert fr.dynamic_after == 4 * 512
+
+
+def test_constant_window_under_an_if_in_a_loop_is_hoisted():
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 8, 1, init_values=(z,)):
+    if i > 2:
+        w = pl.tile.slice(local, [16, 8], [0, 3])
+        nxt = pl.tile.add(acc, w)
+        r = pl.yield_(nxt)
+    else:
+        r = pl.yield_(acc)
+    res = pl.yield_(r)
+""")
+    assert fr.dynamic_after == 512
+
+
+def test_symbolic_window_under_an_if_in_a_loop_is_not_read_speculatively():
+    # c0 might be out of range when the guard is false: the copy stays under the if
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 8, 1, init_values=(z,)):
+    if c0 < 56:
+        w = pl.tile.slice(local, [16, 8], [0, c0])
+        nxt = pl.tile.add(acc, w)
+        r = pl.yield_(nxt)
+    else:
+        r = pl.yield_(acc)
+    res = pl.yield_(r)
+""")
+    assert fr.dynamic_after == 8 * 512 // 2  # each if arm weighs 1/2
+
+
+def test_capacity_refuses_a_hoist_and_explain_says_so():
+    # live across the loop: local (4096 B) and z (512 B); the copy needs 512 B more
+    small = CostModel(capacity={"Vec": 4096 + 512 + 511})
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+""", cost=small)
+    (d,) = [d for d in fr.decisions if d.decision == "copy"]
+    assert fr.dynamic_after == 4 * 512
+    assert "not hoisted out of the loop at line" in d.reason and "4608 B live + 512 B = 5120 B > capacity 5119 B" in d.reason
+
+
+def test_symbolic_trip_count_uses_the_default_weight_overridable_per_kernel():
+    body = """
+for i, (acc,) in pl.range(0, n, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, i])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+"""
+    _, fr = run(body)
+    assert fr.dynamic_after == 16 * 512
+    _, fr = run(body, kernel_cost={"kernel": CostModel(symbolic_trips=3)})
+    assert fr.dynamic_after == 3 * 512
+
+
+def test_statement_weights_multiply_trip_counts_and_if_probabilities():
+    prog = et.parse_program(kernel(X, T + """
+for i, (acc,) in pl.range(0, 6, 2, init_values=(z,)):
+    if i > 0:
+        a = pl.tile.add(acc, acc)
+        r = pl.yield_(a)
+    else:
+        r = pl.yield_(acc)
+    res = pl.yield_(r)
+"""))
+    fn = prog.functions[0]
+    w = statement_weights(fn.body, CostModel(if_probability=Fraction(1, 4)))
+    loop = fn.body[2]
+    add = loop.body[0].then_body[0]
+    assert (w[loop], w[loop.body[0]], w[add]) == (1, 3, Fraction(3, 4))
+
+
+def test_ilp_extractor_hoists_the_same_copy():
+    body = """
+for i, (acc,) in pl.range(0, 64, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+"""
+    greedy, _ = run(body)
+    ilp, fr = run(body, extractor=ILPExtractor())
+    et.assert_structural_equal(greedy, ilp)
+    assert fr.dynamic_after == 512
+
+
+def test_escaping_copy_is_not_hoisted():
+    # a yielded copy becomes the loop's storage: one buffer for every iteration would be shared
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    res = pl.yield_(w)
+""")
+    assert fr.dynamic_after == 4 * 512
