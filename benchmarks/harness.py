@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from egraph_tiles.passes import baselines
 from egraph_tiles.ir import Program, walk
-from egraph_tiles.metrics import bytes_copied, extract_statements, inserted_extracts, slice_statements
+from egraph_tiles.metrics import (bytes_copied, dynamic_bytes_copied, extract_statements,
+                                  inserted_extracts, slice_statements)
 
 from . import safety
 
@@ -126,6 +127,7 @@ class Row:
     strategy: str
     status: str = "ok"  # ok | n/a | skipped | error
     bytes_copied: int | None = None
+    dynamic_bytes: int | None = None  # bytes × executions (trip counts, if-arm probability)
     extracts: int | None = None
     inserted_extracts: int | None = None
     slices_left: int | None = None
@@ -194,6 +196,7 @@ def measure(kernel_name: str, family: str, prog: Program, strat: Strategy,
     row.peak_kib = _peak(strat.run, prog) if memory else None
     o = out.program
     row.bytes_copied = bytes_copied(prog, o)
+    row.dynamic_bytes = dynamic_bytes_copied(prog, o)
     row.extracts = extract_statements(o)
     row.inserted_extracts = inserted_extracts(prog, o)
     row.slices_left = slice_statements(o)

@@ -53,24 +53,24 @@ def detail_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def _flagged(r: Row | None) -> str:
+def _flagged(r: Row | None, attr: str = "bytes_copied") -> str:
     """Bytes copied, flagged when an optimizing strategy's output is unsafe on the model."""
-    cell = _cell(r, "bytes_copied")
+    cell = _cell(r, attr)
     if r is not None and r.status == "ok" and r.strategy != VIEW and r.verdict not in (None, "ok"):
         cell += f" ⚠ {r.verdict}"
     return cell
 
 
-def family_table(rows: list[Row], size: int) -> str:
-    """Bytes copied per family and strategy at one target size (+ view-everything's
-    unsafe views)."""
+def family_table(rows: list[Row], size: int, attr: str = "bytes_copied") -> str:
+    """Bytes copied (static, or ``attr="dynamic_bytes"``: × executions) per family and strategy
+    at one target size (+ view-everything's unsafe views)."""
     idx = _index(rows)
     kernels = [(r.kernel, r.family) for r in rows if r.strategy == SEED and r.extra.get("size") == size
                and r.extra.get("series") == "family"]
     lines = [f"| family ({size} stmts) | " + " | ".join(ORDER) + " | unsafe views (view-everything) |",
              "|" + "---|" * (len(ORDER) + 2)]
     for k, fam in kernels:
-        cells = [_flagged(idx.get((k, s))) for s in ORDER]
+        cells = [_flagged(idx.get((k, s)), attr) for s in ORDER]
         lines.append(f"| {fam} | " + " | ".join(cells) + f" | {_cell(idx.get((k, VIEW)), 'unsafe_views')} |")
     return "\n".join(lines)
 
@@ -139,7 +139,7 @@ def bars(rows: list[Row]) -> str:
 
 def load_csv(path: Path) -> list[Row]:
     """Rows back from ``results.csv`` (to re-plot without re-running)."""
-    ints = {"statements", "bytes_copied", "extracts", "inserted_extracts", "slices_left",
+    ints = {"statements", "bytes_copied", "dynamic_bytes", "extracts", "inserted_extracts", "slices_left",
             "unsafe_views", "enodes", "eclasses", "ser_nodes", "size"}
     floats = {"seconds", "peak_kib", "ilp_cost", "greedy_dag_cost"}
     rows: list[Row] = []

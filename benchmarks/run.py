@@ -6,7 +6,8 @@
 Strategies: copy-everything, view-everything, seed policy (plain Python), e-graph greedy
 (``et.optimize``) and e-graph ILP (``ILPExtractor`` through the engine's ``Extractor``
 interface). Metrics per kernel and strategy: bytes copied (inserted ``tile.extract``
-bytes, each statement position once — see ``egraph_tiles.metrics``), extract statements,
+bytes, each statement position once — see ``egraph_tiles.metrics``), dynamic bytes (each
+copy × the executions of its place), extract statements,
 slices left, the hardware model's verdict and unsafe-view count, optimize wall time, peak
 Python memory (tracemalloc, a second run), e-graph nodes / classes.
 
@@ -107,7 +108,9 @@ def write(rows: list[harness.Row], cfg: Config, elapsed: float | None) -> str:
     parts = [f"# Benchmark results ({date.today().isoformat()}, {machine}, {took})", ""]
     for size in cfg.family_sizes:
         parts += [f"## Bytes copied per family ({size}-statement kernels)", "",
-                  report.family_table(rows, size), ""]
+                  report.family_table(rows, size), "",
+                  f"## Dynamic bytes per family ({size}-statement kernels: bytes × trip counts)", "",
+                  report.family_table(rows, size, "dynamic_bytes"), ""]
     parts += ["## Optimize time vs size (mixed kernels)", "", report.scaling_table(rows), "",
               "## Bars", "", report.bars(rows), "",
               "## Every kernel and strategy", "", report.detail_table(rows), ""]

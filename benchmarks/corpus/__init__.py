@@ -3,7 +3,8 @@
 ``generate(family, statements, seed)`` returns DSL text for one InCore kernel of about
 ``statements`` IR statements (at least one block; sizes 10 … 10,000), built only from a
 ``random.Random(seed)`` — the same arguments always give the same text. ``family`` is a
-name from :data:`FAMILIES` or ``"mixed"`` (blocks drawn from every family).
+name from :data:`FAMILIES` or ``"mixed"`` (blocks drawn from every family but the loop-heavy
+ones, :data:`LOOP_FAMILIES`, measured on their own by ``benchmarks/bench_loops.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import random
 from dataclasses import dataclass
 
 from .builder import KernelBuilder
-from .families import FAMILIES, PARAMS, SCALAR_ARGS, Family
+from .families import FAMILIES, LOOP_FAMILIES, PARAMS, SCALAR_ARGS, Family
 
 MIXED = "mixed"
 SIZES = (10, 30, 100, 300, 1000, 3000, 10000)
@@ -36,7 +37,7 @@ def generate(family: str, statements: int, seed: int = 0) -> Kernel:
     rng = random.Random(f"{family}:{statements}:{seed}")
     name = f"K_{family}_{statements}_{seed}"
     b = KernelBuilder("".join(p.capitalize() for p in name.split("_")))
-    pool = list(FAMILIES.values())
+    pool = [f for f in FAMILIES.values() if not f.loops]  # the loop family stands alone
     while True:
         fam = rng.choice(pool) if family == MIXED else FAMILIES[family]
         fam.emit(b, rng)
@@ -53,4 +54,4 @@ def corpus(sizes: tuple[int, ...] = (10, 100), seed: int = 0,
     return [generate(f, n, seed) for f in fams for n in sizes]
 
 
-__all__ = ["FAMILIES", "Family", "Kernel", "MIXED", "SCALAR_ARGS", "SIZES", "corpus", "generate"]
+__all__ = ["FAMILIES", "LOOP_FAMILIES", "Family", "Kernel", "MIXED", "SCALAR_ARGS", "SIZES", "corpus", "generate"]

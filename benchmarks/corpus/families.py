@@ -231,11 +231,140 @@ def shared_window(b: KernelBuilder, rng: random.Random) -> None:
     b.store(y2)
 
 
+# ------------------------------------------------------------------ loop-heavy (issue 16)
+# Copies inside loops run every iteration: these families are scored by dynamic bytes (bytes ×
+# trip counts, ``egraph_tiles.metrics.program_dynamic_bytes``).
+
+
+def _loop(b: KernelBuilder, var: str, start: int, stop: int, step: int, init: str) -> tuple[str, str]:
+    """Open ``for var, (acc,) in pl.range(start, stop, step, init_values=(init,))``; returns
+    (iter-arg, result name).  Close with ``_end``."""
+    acc, res = b.fresh("acc"), b.fresh("res")
+    b.emit(f"for {var}, ({acc},) in pl.range({start}, {stop}, {step}, init_values=({init},)):")
+    b.indent()
+    return acc, res
+
+
+def _end(b: KernelBuilder, res: str, value: str) -> None:
+    b.emit(f"{res} = pl.yield_({value})")
+    b.dedent()
+
+
+def loop_reduction(b: KernelBuilder, rng: random.Random) -> None:
+    """[loop] a tiled row reduction over column blocks of a resident tile: the block moves
+    with the loop variable (aligned: a view the loop-variable proof keeps), and a scale window
+    of a resident parameter tile at an unaligned constant column is invariant."""
+    blk, nblk = rng.choice([8, 16, 32]), rng.choice([4, 8, 16])
+    t = load(b, "panel", "xf", 16, blk * nblk)
+    par = load(b, "params", "xf", 16, 64)
+    z = b.assign("zero", f"pl.tile.create([16, {blk}], pl.FP32, target_memory=pl.Mem.Vec)")
+    kb = b.fresh("kb")
+    acc, res = _loop(b, kb, 0, blk * nblk, blk, z)
+    col = b.assign("col_blk", sl(t, 16, blk, 0, kb))
+    scale = b.assign("scale_w", sl(par, 16, blk, 0, rng.choice([1, 3, 5, 12])))
+    m = b.assign("scaled", f"pl.tile.mul({col}, {scale})")
+    nxt = b.assign("acc_n", f"pl.tile.add({acc}, {m})")
+    _end(b, res, nxt)
+    b.store(res)
+
+
+def loop_k_resident(b: KernelBuilder, rng: random.Random) -> None:
+    """[loop] K loops over windows of resident Mat tiles: the K-th column block of A and row
+    block of B move with ``ko`` (a Left / Right copy per trip under every strategy), and a
+    second matmul reads a fixed bias block of A in every trip (invariant: one Left copy)."""
+    k, kb, n = rng.choice([128, 256]), rng.choice([32, 64]), rng.choice([16, 32])
+    a_mat = load(b, "a_mat", "xb", 16, k, "Mat")
+    b_mat = load(b, "b_mat", "xb", k, n, "Mat")
+    acc0 = b.assign("acc0", f"pl.tile.create([16, {n}], pl.FP32, target_memory=pl.Mem.Acc)")
+    ko = b.fresh("ko")
+    acc, res = _loop(b, ko, 0, k, kb, acc0)
+    a_w = b.assign("a_blk", sl(a_mat, 16, kb, 0, ko))
+    b_w = b.assign("b_blk", sl(b_mat, kb, n, ko, 0))
+    nxt = b.assign("acc_n", f"pl.tile.matmul_acc({acc}, {a_w}, {b_w})")
+    if rng.random() < 0.7:
+        a_fix = b.assign("a_fix", sl(a_mat, 16, kb, 0, rng.choice([0, kb])))
+        nxt = b.assign("acc_n", f"pl.tile.matmul_acc({nxt}, {a_fix}, {b_w})")
+    _end(b, res, nxt)
+    b.store(res)
+
+
+def loop_attention(b: KernelBuilder, rng: random.Random) -> None:
+    """[loop] attention column blocks: for each block j of K^T (a resident Mat tile) the
+    scores Q · K_j accumulate; the Q block is the same window in every trip (invariant: one
+    Left copy before the loop), the K_j window moves with j.  Then a loop nest over heads and
+    row tiles reads a window of a resident Vec statistics tile at an unaligned column."""
+    d, s = rng.choice([32, 64]), rng.choice([64, 128])
+    heads = rng.choice([2, 4])
+    q_mat = load(b, "q_mat", "xb", 16 * heads, d, "Mat")
+    k_mat = load(b, "kt_mat", "xb", d, s, "Mat")
+    stats = load(b, "stats", "xf", 16, 64)
+    acc0 = b.assign("acc0", "pl.tile.create([16, 16], pl.FP32, target_memory=pl.Mem.Acc)")
+    z = b.assign("zero", "pl.tile.create([16, 8], pl.FP32, target_memory=pl.Mem.Vec)")
+    j = b.fresh("j")
+    acc, res = _loop(b, j, 0, s, 16, acc0)
+    q_w = b.assign("q_blk", sl(q_mat, 16, d, 16 * rng.randrange(heads), 0))
+    k_w = b.assign("k_blk", sl(k_mat, d, 16, 0, j))
+    nxt = b.assign("scores", f"pl.tile.matmul_acc({acc}, {q_w}, {k_w})")
+    _end(b, res, nxt)
+    b.store(res)
+    h = b.fresh("h")
+    hacc, hres = _loop(b, h, 0, heads, 1, z)
+    r = b.fresh("r")
+    racc, rres = _loop(b, r, 0, 4, 1, hacc)
+    m_w = b.assign("m_blk", sl(stats, 16, 8, 0, rng.choice([1, 3, 9])))
+    rn = b.assign("h_acc", f"pl.tile.add({racc}, {m_w})")
+    _end(b, rres, rn)
+    _end(b, hres, rres)
+    b.store(hres)
+
+
+def loop_invariant(b: KernelBuilder, rng: random.Random) -> None:
+    """[loop, invariant] windows of resident Vec tiles that no statement of the loop writes,
+    at unaligned constant or parameter (``row_off``) offsets, read in one or two nested loops
+    (sometimes under an ``if``): the seed copies them in every trip, one copy before the loop
+    serves them all."""
+    t = load(b, "resident", "xf", 16, 64)
+    z = b.assign("zero", "pl.tile.create([16, 8], pl.FP32, target_memory=pl.Mem.Vec)")
+    i = b.fresh("i")
+    acc, res = _loop(b, i, 0, rng.choice([4, 8, 16]), 1, z)
+    inner = rng.random() < 0.5
+    if inner:
+        j = b.fresh("j")
+        outer_res = res
+        acc, res = _loop(b, j, 0, rng.choice([2, 4]), 1, acc)
+    w = b.assign("win", sl(t, 16, 8, 0, rng.choice([1, 3, 5, 13, 21])))
+    nxt = b.assign("acc_n", f"pl.tile.add({acc}, {w})")
+    if rng.random() < 0.5:
+        g = b.assign("gwin", sl(t, 1, 8, "row_off", rng.choice([2, 6, 10])))
+        nxt = b.assign("acc_n", f"pl.tile.col_expand_add({nxt}, {g})")
+    if rng.random() < 0.3:
+        out = b.fresh("picked")
+        b.emit("if flag > 0:")
+        b.indent()
+        w2 = b.assign("arm_win", sl(t, 16, 8, 0, rng.choice([7, 11])))
+        x = b.assign("x", f"pl.tile.sub({nxt}, {w2})")
+        b.emit(f"{out} = pl.yield_({x})")
+        b.dedent()
+        b.emit("else:", count=False)
+        b.indent()
+        b.emit(f"{out} = pl.yield_({nxt})")
+        b.dedent()
+        nxt = out
+    _end(b, res, nxt)
+    if inner:
+        _end(b, outer_res, res)
+        res = outer_res
+    b.store(res)
+
+
 @dataclass(frozen=True)
 class Family:
     name: str
     emit: Emit
     extra_proof: bool = False
+    #: loop-heavy (scored by dynamic bytes); ``invariant``: every loop copy can be hoisted
+    loops: bool = False
+    invariant: bool = False
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in [
@@ -249,4 +378,10 @@ FAMILIES: dict[str, Family] = {f.name: f for f in [
     Family("loop_multiple", loop_multiple, extra_proof=True),
     Family("affine_offsets", affine_offsets, extra_proof=True),
     Family("shared_window", shared_window, extra_proof=True),
+    Family("loop_reduction", loop_reduction, loops=True),
+    Family("loop_k_resident", loop_k_resident, loops=True),
+    Family("loop_attention", loop_attention, loops=True),
+    Family("loop_invariant", loop_invariant, loops=True, invariant=True),
 ]}
+#: the loop-heavy families (``benchmarks/bench_loops.py``)
+LOOP_FAMILIES = tuple(f.name for f in FAMILIES.values() if f.loops)
