@@ -235,3 +235,32 @@ for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
     res = pl.yield_(w)
 """)
     assert fr.dynamic_after == 4 * 512
+
+
+def test_identical_invariant_windows_of_two_loops_share_one_copy_before_the_first():
+    out, fr = run("""
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res0 = pl.yield_(nxt)
+for j, (acc2,) in pl.range(0, 4, 1, init_values=(res0,)):
+    w2 = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt2 = pl.tile.add(acc2, w2)
+    res = pl.yield_(nxt2)
+""")
+    assert (fr.bytes_after, fr.dynamic_after) == (512, 512)
+    assert [d.placement for d in fr.decisions if d.decision == "copy"] == ["before loop", "shared"]
+
+
+def test_json_and_explain_carry_static_and_dynamic_bytes():
+    rep = et.Report()
+    et.canonicalize_tile_slice(et.parse_program(kernel(X, T + """
+for i, (acc,) in pl.range(0, 8, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, i])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+""")), report=rep)
+    f = rep.to_json()["functions"][0]
+    assert (f["bytes_after"], f["dynamic_after"]) == (512, 8 * 512)
+    assert f["decisions"][0]["dynamic_bytes"] == 8 * 512
+    assert "0 -> 512 static, 0 -> 4096 dynamic" in rep.explain()
