@@ -22,6 +22,7 @@ from ..ir.effects import Effects, call_of, op_effect, operand_index
 from ..ir.exprs import Call, ListExpr, Var, const_int, free_vars
 from ..ir.stmts import (BreakStmt, ContinueStmt, ForStmt, Function, IfStmt, Stmt, WhileStmt,
                         child_bodies, stmt_exprs)
+from ..ir.ops import Storage
 from ..ir.target import copy_bytes
 from ..ir.types import TileType
 from .encode import Encoding, UseSite, Window
@@ -137,7 +138,8 @@ class _Facts:
         if eff is None or site.slot[0] not in ("arg", "kwarg"):
             return False
         i = site.slot[1] if site.slot[0] == "arg" else operand_index(call, site.slot[1])
-        return isinstance(i, int) and i != eff.writes and i != eff.view_of
+        return isinstance(i, int) and (eff.of != i or eff.storage not in (Storage.VIEW,
+                                                                          Storage.WRITES))
 
     def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
         """A copy before ``loop`` reads the window even when the use would not run; allowed when
