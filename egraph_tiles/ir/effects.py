@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 from . import ops
 from .exprs import Call, Expr, Var, VarRef, const_int
@@ -51,8 +52,11 @@ def call_operands(call: Call) -> list[tuple[int | str, Expr]]:
 
 def operand(call: Call, index: int) -> Var | None:
     """The variable passed as operand ``index`` (positionally or by keyword), if any."""
-    for k, a in call_operands(call):
-        if k == index and isinstance(a, VarRef):
+    if index < len(call.args):
+        a = call.args[index]
+        return a.var if isinstance(a, VarRef) else None
+    for k, a in call.kwargs:
+        if operand_index(call, k) == index and isinstance(a, VarRef):
             return a.var
     return None
 
@@ -112,8 +116,7 @@ class Write:
     opaque: bool  # an unregistered op (assumed to write) rather than a registry ``reuses_arg``
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
     """A statement's place: pre-order number, last number inside it, block path, enclosing
     loops (their numbers, outermost first)."""
 
@@ -239,6 +242,19 @@ class _Builder:
         fx = self.fx
         fx.stmts.append(s)
         p = len(fx.stmts) - 1
+        kind = type(s)
+        if kind is AssignStmt or kind is EvalStmt:  # the common case, without the compound checks
+            fx.points[s] = Point(p, p, path, loops)
+            if kind is EvalStmt:
+                self.call(s, p, s.call)  # type: ignore[attr-defined]
+                return
+            fx.defs[s.target] = (p, path)  # type: ignore[attr-defined]
+            v = s.value  # type: ignore[attr-defined]
+            if isinstance(v, Call):
+                self.call(s, p, v)
+            elif isinstance(v, VarRef):
+                self.edge(Share.ALIAS, s.target, v.var, s)  # type: ignore[attr-defined]
+            return
         inner = loops + ((p,) if isinstance(s, (ForStmt, WhileStmt)) else ())
         paths = []
         if isinstance(s, AssignStmt):
