@@ -41,3 +41,13 @@ def test_non_editable_install_carries_every_rule_module(tmp_path):
 def test_rules_import_as_a_subpackage():
     assert Path(egraph_tiles.rules.__file__).name == "__init__.py"
     assert egraph_tiles.rules.__name__ == "egraph_tiles.rules"
+
+
+def test_a_checkout_imports_its_rules_without_an_install():
+    # drop an editable install's finders so the package comes from the folder itself
+    code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]; "
+            "sys.path_hooks[:] = [h for h in sys.path_hooks if 'editable' not in repr(h)]; "
+            "sys.path.insert(0, sys.argv[1]); import egraph_tiles.rules as r; print(r.__file__)")
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT)], check=True,
+                         capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    assert Path(out).resolve() == (ROOT / "rules" / "__init__.py").resolve()
