@@ -111,7 +111,7 @@ def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
     if isinstance(e, ListExpr):
         return "[" + ", ".join(format_expr(i, nm) for i in e.items) + "]"
     if isinstance(e, Symbol):
-        if e.path and e.path[0] == "pld":
+        if e.path and e.path[0] in ("pld", "self"):
             return ".".join(e.path)
         return "pl." + ".".join(e.path)
     if isinstance(e, Call):

@@ -107,6 +107,8 @@ class ExprReader(TypeReader):
         if root in self.env:
             raise self.err(node, f"attribute access on variable {root!r} is not supported; "
                            "expected a pl op call")
+        if root == "self" and len(parts) == 2 and parts[1] in getattr(self, "sigs", {}):
+            return Symbol(parts)  # a program function passed by name: pl.submit(self.kernel, ...)
         if root not in PL_ROOTS:
             raise self.err(node, f"unknown name {name!r}; expected a pl.* constant such as pl.FP32")
         if root == "pld":

@@ -465,3 +465,29 @@ class P:
 def test_real_ops_outside_the_registry_are_not_mistaken_for_typos(op):
     prog = et.parse_program(kernel(f"u = {op}"))  # registered or not, it parses unannotated
     assert stmt(prog, "u").value.op.endswith(op.split("(")[0][3:])
+
+
+def test_submit_of_a_program_function_in_a_manual_scope():
+    text = '''import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        local: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 1], [0, 1])
+        scaled: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head, 0.5)
+        y_1: pl.Tensor[[16, 16], pl.FP32] = pl.store(local, [0, 0], y)
+        return y_1
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def run(x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.manual_scope():
+            t0: pl.Scalar[pl.INDEX] = pl.submit(self.k, x, y, attrs={"arg_directions": [pl.adir.input, pl.adir.output]})
+            t1: pl.Scalar[pl.INDEX] = pl.submit(self.k, x, y, deps=[t0])
+        return y
+'''
+    prog, _, printed = through_the_pass(text)
+    call = prog.functions[1].body[0].body[1].value
+    assert call.args[0] == Symbol(("self", "k")) and call.kwarg("deps").items[0].var.name == "t0"
+    assert "t1: pl.Scalar[pl.INDEX] = pl.submit(self.k, x, y, deps=[t0])" in printed
