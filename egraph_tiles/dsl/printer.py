@@ -323,7 +323,9 @@ def _function_lines(f: Function, reserved: set[str], depth: int = 1) -> tuple[li
         sep = ",\n" + ind + _IND * 2
         head = f"{ind}def {f.name}(\n{ind}{_IND * 2}{sep.join(params)},\n{ind}){ret}:"
     lines = [f"{ind}@pl.function({', '.join(kws)})", head]
-    _body(f.body, nm, depth + 1, lines, [])
+    _body(f.body, nm, depth + 1, lines, [], allow_empty=f.abstract)
+    if f.abstract:
+        lines.append(_IND * (depth + 1) + "...")
     return lines, nm
 
 

@@ -169,9 +169,13 @@ class FunctionReader(StmtReader, ValueTyping, ExprReader):
             v = Var(arg.arg, t)
             self.env[arg.arg] = v
             params.append(Param(v, bool(direction), direction == "inout"))
-        block = self.block(f.body, allow_yield=False)
+        body = f.body
+        last = body[-1]
+        abstract = isinstance(last, ast.Expr) and isinstance(last.value, ast.Constant) \
+            and last.value.value is Ellipsis
+        block = self.block(body[:-1] if abstract else body, allow_yield=False)
         return Function(f.name, params, self.sigs[f.name], block.stmts, func_type, dkw, has_self,
-                        self.span(f))
+                        self.span(f), abstract)
 
     def _decorator(self, f: ast.FunctionDef) -> tuple[FunctionType, tuple[tuple[str, Expr], ...]]:
         decs = [d for d in f.decorator_list

@@ -243,6 +243,8 @@ class _Comparer:
         if a.func_type != b.func_type:
             self.fail(f"function type {a.func_type.value} vs {b.func_type.value}")
         self.kwargs(a.decorator_kwargs, b.decorator_kwargs)
+        if a.abstract != b.abstract:
+            self.fail("an abstract (`...`) body on one side only")
         if len(a.params) != len(b.params):
             self.fail(f"{len(a.params)} parameters vs {len(b.params)}")
         for p, q in zip(a.params, b.params):

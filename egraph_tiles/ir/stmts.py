@@ -180,6 +180,8 @@ class Function:
     #: whether the source spelled a ``self`` parameter (PyPTO's printer omits it)
     has_self: bool = True
     span: Span = NO_SPAN
+    #: a body written ``...``: a function bound at run time (PyPTO's abstract SubWorker)
+    abstract: bool = False
 
 
 @dataclass(eq=False)

@@ -491,3 +491,15 @@ class P:
     call = prog.functions[1].body[0].body[1].value
     assert call.args[0] == Symbol(("self", "k")) and call.kwarg("deps").items[0].var.name == "t0"
     assert "t1: pl.Scalar[pl.INDEX] = pl.submit(self.k, x, y, deps=[t0])" in printed
+
+
+def test_abstract_function_body_is_kept():
+    text = kernel().replace('''    @pl.function(type=pl.FunctionType.InCore)''', '''    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def host_cb(x: pl.Tensor[[16, 16], pl.FP32]):
+        pl.func_attr({"deferred_completion_waiter": True})
+        ...
+
+    @pl.function(type=pl.FunctionType.InCore)''')
+    prog, _, printed = through_the_pass(text)
+    assert prog.functions[0].abstract and len(prog.functions[0].body) == 1
+    assert "        pl.func_attr({'deferred_completion_waiter': True})\n        ...\n" in printed
