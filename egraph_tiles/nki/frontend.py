@@ -328,10 +328,11 @@ def _check_bounds(w: _Work, rep: AccessReport, jobs: list, sols: dict[AffineExpr
             los[d] = max([v for v in (los[d], *vals) if v is not None])
     bad = [d for d in range(len(shape))
            if his[d] is None or los[d] is None or his[d] >= shape[d] or los[d] < 0]
+    where: dict[tuple[int, str], dict[str, int]] = {}
     if bad:  # the intervals are not enough: every iteration, when there are few of them
         exact = _enumerated_bounds(rep, read.steps)
         if exact is not None:
-            los, his = exact
+            los, his, where = exact
     for d in range(len(shape)):
         hi, lo = his[d], los[d]
         if hi is None or lo is None:
@@ -342,8 +343,10 @@ def _check_bounds(w: _Work, rep: AccessReport, jobs: list, sols: dict[AffineExpr
                                     "range: pass --grid or --bind)", "out-of-bounds"))
         elif hi >= shape[d] or lo < 0:
             worst = hi if hi >= shape[d] else lo
+            at = where.get((d, "hi" if hi >= shape[d] else "lo"))
+            when = f" at {', '.join(f'{k}={v}' for k, v in at.items())}" if at else ""
             findings.append(Finding(w.raw.line, f"out of bounds: {_text(w.raw)} reaches index "
-                                    f"{worst} along dimension {d} of {w.raw.tensor_text} "
+                                    f"{worst} along dimension {d} of {w.raw.tensor_text}{when} "
                                     f"(shape {shape}: valid 0..{shape[d] - 1}; the index spans "
                                     f"{lo}..{hi})", "out-of-bounds"))
 
@@ -364,9 +367,10 @@ _CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equ
 
 
 def _enumerated_bounds(rep: AccessReport, steps: Mapping[str, int]
-                       ) -> tuple[dict[int, int | None], dict[int, int | None]] | None:
+                       ) -> tuple[dict[int, Any], dict[int, Any], dict[tuple[int, str], dict[str, int]]] | None:
     """Exact per-dimension index bounds over every loop iteration (and program id) where the
-    instruction runs, ``None`` when a variable is unbounded or there are too many iterations."""
+    instruction runs, and the first iteration reaching each; ``None`` when a variable is
+    unbounded or there are too many iterations."""
     variables = _vars_of(rep)
     if any(v.lo is None or v.hi is None for v in variables):
         return None
@@ -386,8 +390,9 @@ def _enumerated_bounds(rep: AccessReport, steps: Mapping[str, int]
         run &= last >= first
         ext[a.var] = (first, last)
     if not run.any():
-        return {d: 0 for d in range(len(rep.exprs))}, {d: 0 for d in range(len(rep.exprs))}
-    los, his = {}, {}
+        zeros = {d: 0 for d in range(len(rep.exprs))}
+        return zeros, dict(zeros), {}
+    los, his, where = {}, {}, {}
     for d, nf in enumerate(rep.exprs):
         lo = hi = np.broadcast_to(np.asarray(NormalForm.build(nf.const, [
             (a, c) for a, c in nf.terms if a not in ext]).evaluate(env)), (size,))
@@ -396,7 +401,10 @@ def _enumerated_bounds(rep: AccessReport, steps: Mapping[str, int]
                 f, la = ext[a]
                 lo, hi = lo + np.minimum(c * f, c * la), hi + np.maximum(c * f, c * la)
         los[d], his[d] = int(lo[run].min()), int(hi[run].max())
-    return los, his
+        for side, vals, pick in (("lo", lo, np.argmin), ("hi", hi, np.argmax)):
+            k = int(np.flatnonzero(run)[pick(vals[run])])
+            where[(d, side)] = {name: int(v[k]) for name, v in env.items()}
+    return los, his, where
 
 
 def _report(w: _Work, ap: Any, lower: dict, upper: dict, box: bool,

@@ -160,7 +160,7 @@ def test_out_of_bounds_access_is_reported_with_line_and_worst_index():
         """, shapes={"a": (446, 512)})
     (f,) = r.findings
     assert f.kind == "out-of-bounds" and f.line == HEADER.count("\n") + 4
-    assert "reaches index 511 along dimension 0" in f.message
+    assert "reaches index 511 along dimension 0 of a at t=3 " in f.message
 
 
 def test_mask_that_does_not_cover_the_overrun_still_reports_it():
