@@ -24,8 +24,9 @@ memory effects), written independently; nothing outside this module tests op nam
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
+from functools import cached_property
 from typing import Any, Callable
 
 import numpy as np
@@ -171,7 +172,7 @@ class OpDef:
 
     # -- derived properties (what passes and rules read)
 
-    @property
+    @cached_property
     def params(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.signature)
 
@@ -1030,6 +1031,15 @@ for _n in ("neg", "abs", "not", "recip", "exp", "log", "sin", "cos", "sqrt", "rs
            "row_max", "row_sum", "row_min", "row_prod", "col_sum", "col_max", "col_min",
            "col_prod", "row_argmax", "row_argmin", "col_argmax", "col_argmin"):
     _op(f"tensor.{_n}", "src:n", None, Family.TENSOR, **_T, attrs="high_precision axis keep_dim")
+
+
+# -- PyPTO's Python spellings that differ from its op names (``pl.tile.and_`` is ``tile.and``)
+
+for _ns in ("tile", "tensor"):
+    for _n in ("and", "or", "not"):
+        REGISTRY[f"{_ns}.{_n}_"] = replace(REGISTRY[f"{_ns}.{_n}"], name=f"{_ns}.{_n}_")
+_op("tile.mrgsort", "src0:t src1:t src2:t src3:t tmp:t", None, Family.VECTOR,
+    output_memory=MemorySpace.Vec, inplace_safe=False, attrs="exhausted block_len")
 
 
 def lookup(name: str) -> OpDef | None:

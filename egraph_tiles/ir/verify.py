@@ -203,6 +203,8 @@ class _Verifier:
         constant-shaped source on every axis whose offset has a known bound: a constant, a
         scalar definition, a ``pl.range`` loop variable with constant bounds, arithmetic on
         those, ``pl.min`` / ``pl.max``."""
+        if REGISTRY[c.op].window is None:
+            return
         b = bind(c)
         parts = b.window_parts()
         if parts is None:

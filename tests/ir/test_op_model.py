@@ -59,6 +59,13 @@ def test_every_pypto_tensor_op_is_registered_and_classified(name):
     assert op is not None and op.classified
 
 
+@pytest.mark.parametrize("spelling,op", [("tile.and_", "tile.and"), ("tile.or_", "tile.or"),
+                                         ("tile.not_", "tile.not"), ("tensor.and_", "tensor.and")])
+def test_pythons_underscored_spellings_are_the_same_op(spelling, op):
+    a, b = REGISTRY[spelling], REGISTRY[op]
+    assert (a.signature, a.family, a.effect, a.infer) == (b.signature, b.family, b.effect, b.infer)
+
+
 @pytest.mark.parametrize("role", list(Role))
 def test_each_role_is_matched_by_the_rules_in_its_egglog_spelling(role):
     text = slices.RULES + legality.RULES + checks.RULES
