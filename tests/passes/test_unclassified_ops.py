@@ -4,6 +4,8 @@ rejects it ("cannot prove `op` does not write its operand") rather than copy it 
 swallow the write, a misaligned view could fault (rules.checks unclassified-operand-violation)."""
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import egraph_tiles as et
 from egraph_tiles.ir.exprs import Call
@@ -95,3 +97,37 @@ def test_explain_says_the_op_was_unclassified():
                 report=rep)
     (d,) = [d for f in rep.functions for d in f.decisions if d.decision == "view"]
     assert d.use == "pld.tile.remote_store operand 0 (unclassified op: it may write its operand)"
+
+
+DTYPE_BITS = {"FP32": 32, "FP16": 16, "INT8": 8}
+
+
+@given(dtype=st.sampled_from(sorted(DTYPE_BITS)), col=st.integers(0, 63), width=st.integers(1, 64),
+       rows=st.sampled_from([1, 4, 16]), row=st.integers(0, 15), via_view=st.booleans())
+@settings(max_examples=25, deadline=None)
+def test_a_window_an_unclassified_op_receives_is_never_copied_and_kept_only_when_aligned(
+        dtype, col, width, rows, row, via_view):
+    """Property: the pass never copies such a window (a copy could swallow the write); it keeps
+    it as a view exactly when its byte address is a multiple of 32, and rejects it otherwise."""
+    assume(col + width <= 64 and row + rows <= 16)
+    text = f"""
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 64], pl.{dtype}], out: pl.Out[pl.Tensor[[16, 64], pl.{dtype}]]):
+        v = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        q = pl.tile.slice(v, [{rows}, {width}], [{row}, {col}])
+"""
+    operand = "q"
+    if via_view:
+        text += f"        qv = pl.tile.set_validshape(q, [{rows}, {width}])\n"
+        operand = "qv"
+    text += f"        pld.tile.remote_store({operand}, out)\n"
+    prog = et.parse_program(text)
+    aligned = (row * 64 + col) * DTYPE_BITS[dtype] % 256 == 0
+    try:
+        out = et.optimize(prog)
+    except ValueError as e:
+        assert not aligned and "cannot prove `pld.tile.remote_store` does not write" in str(e)
+        return
+    assert aligned and "tile.extract" not in ops_of(out)
