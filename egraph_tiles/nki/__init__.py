@@ -60,8 +60,14 @@ from egraph_tiles.nki.scalar import DynamicScalar, Scalar, nki_scalar_int_dtype,
 from egraph_tiles.nki.solver import AffineSolver, Solution, solution_of, solve
 from egraph_tiles.nki.tile import APIndex, NDTile, TileIndex, filter_indices, generate_ap_index
 
+# Legacy kernels as written: reader (ast only), whole-kernel inference, migration.
+from egraph_tiles.nki.frontend import AccessReport, KernelReport, analyze_kernel, verify_report  # noqa: E402
+from egraph_tiles.nki.migrate import Migration, migrate_kernel  # noqa: E402
+from egraph_tiles.nki.reader import Finding, read_kernel  # noqa: E402
+
 __all__ = [
-    "APIndex", "Access", "AccessPattern", "AffineExpr", "AffineSolver", "CmpTileMask",
+    "APIndex", "Access", "AccessPattern", "AccessReport", "Finding", "KernelReport", "Migration",
+    "analyze_kernel", "migrate_kernel", "read_kernel", "verify_report", "AffineExpr", "AffineSolver", "CmpTileMask",
     "DynSlice", "DynamicScalar", "EQTileMask", "InferredInstruction", "Instruction",
     "KernelInstruction", "NDTile", "NormalForm", "QuasiAtom", "Scalar", "Solution", "TileIndex",
     "TileMask", "TileMaskIntersection", "Var", "access_address", "arange", "axis_var",

@@ -143,7 +143,7 @@ def _run(args: argparse.Namespace, err: type[Exception]) -> int:
         findings += bad
     findings.sort(key=lambda f: f.line)
     if args.json:
-        print(json.dumps(report_json(report, findings, migrated), indent=2))
+        print(_compact_json(report_json(report, findings, migrated)))
     else:
         sys.stdout.write(report_text(report, findings, args.file, migrated))
         if verified is not None:
@@ -153,6 +153,15 @@ def _run(args: argparse.Namespace, err: type[Exception]) -> int:
             print(f"\n# ---- migrated {args.file} ----")
             sys.stdout.write(new_source)
     return 1 if findings else 0
+
+
+def _compact_json(doc: dict[str, Any]) -> str:
+    """Indented JSON with each access and error on one line."""
+    def items(xs: list[Any]) -> str:
+        return "[" + ",".join(f"\n    {json.dumps(x)}" for x in xs) + ("\n  ]" if xs else "]")
+
+    return (f'{{\n  "kernel": {json.dumps(doc["kernel"])},\n  "accesses": {items(doc["accesses"])},'
+            f'\n  "errors": {items(doc["errors"])}\n}}')
 
 
 def _key(rep: Any) -> tuple[int, int, str]:

@@ -39,7 +39,7 @@ from egraph_tiles.nki.solver import AffineSolver, Solution, solve
 from egraph_tiles.nki.symint import SymInt, Value, sym_evaluate, sym_text
 from egraph_tiles.nki.tile import APIndex, NDTile, TileIndex
 
-__all__ = ["AccessReport", "KernelReport", "PMAX", "analyze_kernel", "analyze_read",
+__all__ = ["AccessReport", "KernelReport", "PMAX", "analyze_kernel", "analyze_read", "read_kernel",
            "legacy_elements", "pattern_elements", "sample_envs", "verify_report"]
 
 #: Partition limit of an on-chip tile (``nl.tile_size.pmax``).
