@@ -19,7 +19,7 @@ from fractions import Fraction
 
 from ..rules.hoist import MILLI
 from ..ir.effects import Effects, call_of, op_effect, operand_index
-from ..ir.exprs import Call, ListExpr, Var, const_int, free_vars
+from ..ir.exprs import Call, ListExpr, Var, VarRef, const_int, free_vars
 from ..ir.stmts import (BreakStmt, ContinueStmt, ForStmt, Function, IfStmt, Stmt, WhileStmt,
                         child_bodies, stmt_exprs)
 from ..ir.ops import Storage
@@ -113,6 +113,7 @@ class _Facts:
         self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
         self.weight = statement_weights(fn.body, model)
         self.out = HoistFacts()
+        self.sym_key = {k: key for k, key in enc.rows.get("IdxSymRow", ())}
 
     def row(self, table: str, *values: object) -> None:
         self.out.rows.setdefault(table, []).append(values)
@@ -165,36 +166,65 @@ class _Facts:
                 return False
         return True
 
-    def live_bytes(self, loop: Stmt, mem: str) -> int:
-        """Bytes of the storage in ``mem`` live across the entry of ``loop``: defined before it,
-        visible there, and read at or after it (each storage class once)."""
-        lp = self.fx.point(loop)
+    def offset_vars(self, windows: set[Window]) -> set[Var]:
+        """The scalars the offsets of ``windows`` (their whole slice chains) read, closed under
+        scalar SSA definitions (the e-graph unions a name with its definition)."""
+        todo = [v for w in windows for x in w.chain() for e in x.stmt.value.args[2].items
+                for v in free_vars(e)]
         seen: set[Var] = set()
-        total = 0
-        for v, (pos, path) in self.fx.defs.items():
-            t = v.type
-            if pos >= lp.pos or lp.path[:len(path)] != path or self.last_use.get(
-                    self.fx.storage(v), 0) < lp.pos:
+        while todo:
+            v = todo.pop()
+            if v in seen:
                 continue
-            root = self.fx.storage(v)
-            rt = root.type
-            if root in seen or not isinstance(rt, TileType) or rt.memory is None \
-                    or rt.memory.value != mem or not isinstance(t, TileType):
+            seen.add(v)
+            d = self.enc.scalar_defs.get(v)
+            if d is not None:
+                todo.extend(free_vars(d))
+        return seen
+
+    def live_profile(self, mems: set[str]) -> dict[str, list[int]]:
+        """Per memory space, the bytes of storage live at each program point: a storage class
+        is live from just after its first definition through its last read (each class once,
+        sized by its representative's type; symbolic shapes are not counted).  A loop's entry
+        point sees what is live across it."""
+        fx = self.fx
+        n = len(fx.stmts) + 1
+        first: dict[Var, int] = {}
+        last: dict[Var, int] = {}
+        for v, (pos, _path) in fx.defs.items():
+            r = fx.storage(v)
+            first[r] = min(first.get(r, pos), pos)
+        for pos in range(1, len(fx.stmts)):
+            for e in stmt_exprs(fx.stmt_at(pos)):
+                # a tile is always a direct operand (of a call, alias, yield or initializer)
+                for a in ((*e.args, *(v for _, v in e.kwargs)) if isinstance(e, Call) else (e,)):
+                    if isinstance(a, VarRef):
+                        r = fx.storage(a.var)
+                        last[r] = max(last.get(r, 0), pos)
+        diff: dict[str, list[int]] = {}
+        for r, lo in first.items():
+            t = r.type
+            hi = last.get(r, 0)
+            if hi <= lo or not isinstance(t, TileType) or t.memory is None \
+                    or t.memory.value not in mems:
                 continue
-            seen.add(root)
-            dims = rt.const_shape()
-            if dims is not None:
-                total += copy_bytes(dims, rt.dtype)
-        return total
+            dims = t.const_shape()
+            if dims is None:
+                continue
+            d = diff.setdefault(t.memory.value, [0] * (n + 1))
+            d[lo + 1] += copy_bytes(dims, t.dtype)
+            d[hi + 1] -= copy_bytes(dims, t.dtype)
+        out: dict[str, list[int]] = {}
+        for mem, d in diff.items():
+            acc, prof = 0, []
+            for x in d:
+                acc += x
+                prof.append(acc)
+            out[mem] = prof
+        return out
 
     def run(self) -> HoistFacts:
         fx, enc = self.fx, self.enc
-        self.last_use: dict[Var, int] = {}
-        for pos in range(1, len(fx.stmts)):
-            for e in stmt_exprs(fx.stmt_at(pos)):
-                for v in free_vars(e):
-                    r = fx.storage(v)
-                    self.last_use[r] = max(self.last_use.get(r, 0), pos)
         loops: dict[int, Stmt] = {}
         cands: dict[tuple[int, str], dict[Window, Fraction]] = {}  # (nest, mem) -> benefit
         in_loop: dict[Window, set[int]] = {}
@@ -220,22 +250,33 @@ class _Facts:
                 by[site.window] = max(by.get(site.window, Fraction(0)), gain)
         for lpos, loop in loops.items():
             self.row("LoopWeightRow", lpos, milli(self.weight[loop]))
-        # stability of every root base in every candidate loop, invariance of every symbol
-        bases = {w.root.src for w in in_loop}
-        for lpos, loop in loops.items():
-            for b in bases:
+        # per candidate loop: the stability of the root base of each window used in it, and
+        # the invariance of each symbol its offsets may read (through scalar definitions too)
+        windows_in: dict[int, set[Window]] = {}
+        for w, lps in in_loop.items():
+            for lpos in lps:
+                windows_in.setdefault(lpos, set()).add(w)
+        syms: dict[Var, list[int]] = {}  # free var -> IdxSymRow numbers whose expression reads it
+        for k, key in enc.rows.get("IdxSymRow", ()):
+            for v in free_vars(enc.syms[key]):
+                syms.setdefault(v, []).append(k)
+        for lpos, ws in windows_in.items():
+            loop = loops[lpos]
+            for b in {w.root.src for w in ws}:
                 if b in enc.tile_of and stable_in(fx, b, loop):
                     self.row("StableRow", enc.tile_of[b], lpos)
-        for k, key in enc.rows.get("IdxSymRow", ()):
-            e = enc.syms[key]
-            for lpos in loops:
+            read = self.offset_vars(ws)
+            for k in sorted({k for v in read for k in syms.get(v, ())}):
+                e = enc.syms[self.sym_key[k]]
                 if all(fx.defs.get(v, (0,))[0] < lpos for v in free_vars(e)):
                     self.row("SymStableRow", k, lpos)
         # capacity: per loop nest and memory space, admit copies by benefit while they fit next
         # to the tiles live across every loop of the nest
+        profile = self.live_profile({mem for _, mem in cands}) if cands else {}
+        nest_of = {lp: (fx.point(loop).loops or (lp,))[0] for lp, loop in loops.items()}
         for (nest, mem), by in cands.items():
-            nest_loops = [lp for lp in loops if lp == nest or nest in fx.point(fx.stmt_at(lp)).loops]
-            live = max(self.live_bytes(fx.stmt_at(lp), mem) for lp in nest_loops)
+            nest_loops = [lp for lp, n in nest_of.items() if n == nest]
+            live = max(profile[mem][lp] if mem in profile else 0 for lp in nest_loops)
             cap = self.model.capacity.get(mem)
             used = live
             for w in sorted(by, key=lambda x: (-by[x], x.key)):
