@@ -236,7 +236,7 @@ def _mask_bounds(w: _Work, sols: dict[AffineExpr, Solution], findings: list[Find
         if not mine and not foreign and not quasi:
             guards.append((nf, m.op))  # the instruction runs only when it holds
             continue
-        if quasi or len(mine) > 1 or (not mine and not foreign):
+        if quasi or len(mine) > 1 or (not mine and not foreign) or (mine and m.op == "!="):
             box = False
             findings.append(Finding(w.raw.line, f"{_text(w.raw)}: mask predicate `{nf} {m.op} 0` "
                                     "is not a bound on one axis of the access: it is kept "

@@ -182,3 +182,13 @@ def test_basic_slices_and_unrelated_code_are_untouched():
         """
     new, findings, _, _ = migrate(src, shapes={"a": (128, 64)})
     assert new == textwrap.dedent(src).lstrip("\n") and findings == []
+
+
+def test_mask_excluding_one_position_is_not_a_box():
+    new, findings, _, _ = migrate("""
+        @nki.jit
+        def k(a):
+            i_p, i_f = nl.mgrid[0:8, 0:8]
+            x = nl.load(a[i_p, i_f], mask=(i_f != 3))
+        """, shapes={"a": (8, 8)})
+    assert "mask=(i_f != 3)" in new and any("its mask is not a box" in f for f in findings)
