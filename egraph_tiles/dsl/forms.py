@@ -20,6 +20,8 @@ CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", 
 MORE_BINOPS = {ast.Div: "/", ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
                ast.LShift: "<<", ast.RShift: ">>"}
 BOOLOPS = {ast.And: "and", ast.Or: "or"}
+#: prefix operators beyond unary minus, read as calls of the operator and printed back as written
+UNARY_OPS = {ast.Not: "not", ast.Invert: "~"}
 LOOPS = {"range": LoopKind.RANGE, "pipeline": LoopKind.PIPELINE, "parallel": LoopKind.PARALLEL,
          "unroll": LoopKind.UNROLL}
 #: regions written ``with pl.<name>(...) [as name]:`` (kept as written; their bodies are

@@ -136,6 +136,9 @@ def _op_name(op: str) -> str:
 
 def format_call(c: Call, names: Names | None = None) -> str:
     nm = names or Names()
+    if c.op in ("not", "~") and len(c.args) == 1 and not c.kwargs:  # forms.UNARY_OPS
+        s = f"{c.op} ({format_expr(c.args[0], nm)})"
+        return f"({s})" if c.op == "not" else s  # `not` binds looser than a comparison
     parts = [format_expr(a, nm) for a in c.args]
     parts += [f"{k}={format_expr(v, nm)}" for k, v in c.kwargs]
     return f"{_op_name(c.op)}({', '.join(parts)})"

@@ -10,7 +10,7 @@ from ..ir.exprs import (BinOp, Call, Compare, Const, DictExpr, Expr, ListExpr, N
 from ..ir.ops import REGISTRY
 from ..ir.types import DType, MemorySpace
 from .errors import DslError
-from .forms import (BINOPS, BOOLOPS, CMPOPS, LOWERCASE_ENUMS, MAX_DEPTH, MORE_BINOPS, PL_ROOTS,
+from .forms import (BINOPS, BOOLOPS, CMPOPS, UNARY_OPS, LOWERCASE_ENUMS, MAX_DEPTH, MORE_BINOPS, PL_ROOTS,
                     STATEMENT_CALLS, TYPE_CALLS)
 from .read_common import describe, dotted, located_error
 from .read_types import TypeReader
@@ -61,7 +61,8 @@ class ExprReader(TypeReader):
                 return Neg(self.expr(node.operand, d))
             if isinstance(node.op, ast.UAdd):
                 return self.expr(node.operand, d)
-            raise self.err(node, "unsupported unary operator; expected -x")
+            # ``not x`` / ``~x``: kept as written, like a call the optimizer does not interpret
+            return Call(UNARY_OPS[type(node.op)], (self.expr(node.operand, d),))
         if isinstance(node, ast.BinOp):
             op = BINOPS.get(type(node.op)) or MORE_BINOPS.get(type(node.op))
             if op is None:

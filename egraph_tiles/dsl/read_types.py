@@ -13,7 +13,8 @@ from ..ir.ops import REGISTRY, OpTypeError, bind, dims_agree, infer_type
 from ..ir.types import (DType, MemorySpace, MemRef, OpaqueType, ScalarType, TensorType, TileType,
                         TupleType, Type, UnknownType)
 from .errors import DslError
-from .forms import INDEX_OPERANDS, OPAQUE_TYPES, SCALAR_FUNCTIONS, TYPE_CONSTRUCTORS, TYPO_CUTOFF
+from .forms import (INDEX_OPERANDS, OPAQUE_TYPES, SCALAR_FUNCTIONS, TYPE_CONSTRUCTORS, TYPO_CUTOFF,
+                    UNARY_OPS)
 from .read_common import describe, dotted
 
 #: operators whose integer operands give an integer
@@ -236,6 +237,8 @@ class ValueTyping:
                 stack.append(x.operand)
             elif isinstance(x, Const) and isinstance(x.value, float) and dt is None:
                 dt = DType.FP32
+            elif isinstance(x, Call) and x.op in UNARY_OPS.values():
+                stack += x.args
             elif isinstance(x, Call) and (x.op in REGISTRY or x.op.startswith("pl.")):
                 t = self.type_of(x)
                 if t is None and x.op in REGISTRY:

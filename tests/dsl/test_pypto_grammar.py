@@ -503,3 +503,17 @@ def test_abstract_function_body_is_kept():
     prog, _, printed = through_the_pass(text)
     assert prog.functions[0].abstract and len(prog.functions[0].body) == 1
     assert "        pl.func_attr({'deferred_completion_waiter': True})\n        ...\n" in printed
+
+
+@pytest.mark.parametrize("cond", ["not a > 2", "~a == 0", "abs(a - 8) < 2"])
+def test_prefix_operators_and_abs_in_conditions(cond):
+    _, _, printed = through_the_pass(kernel(
+        "a: pl.Scalar[pl.INDEX] = 6", f"if {cond}:",
+        "    u: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.muls(local, 2.0)"))
+    assert "        if " in printed
+
+
+def test_not_inside_a_comparison_keeps_its_grouping():
+    prog, _, printed = through_the_pass(kernel(
+        "a: pl.Scalar[pl.BOOL] = 6 > 2", "b: pl.Scalar[pl.BOOL] = (not a) == False"))
+    assert stmt(prog, "b").value.lhs == Call("not", (VarRef(stmt(prog, "a").target),))
