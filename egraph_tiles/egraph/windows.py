@@ -3,9 +3,10 @@
 The encoder only states structure (which statement defines which value from what, the registry
 properties of the ops that occur, constant dimensions, loop bounds); the rules in
 ``egraph_tiles.rules.windows`` decide which window each value names and which windows are
-violations.  Only values sharing storage with an operand a registered op writes back into are
-encoded (with every scalar definition and loop bound): no rule can reach a violation from any
-other value.  :func:`check_acc_windows` raises the first violation in program order as a
+violations.  Only values sharing storage with an operand a registered op writes back into, in a
+storage class holding a 2-D Acc tile of 32-bit elements (the only parent ``w-acc-parent``
+accepts), are encoded (with every scalar definition and loop bound): no rule can reach a
+violation from any other value, and with no such value the e-graph is not built at all.  :func:`check_acc_windows` raises the first violation in program order as a
 ``ValueError`` whose text says what is wrong and how to spell the kernel instead.
 """
 
@@ -21,7 +22,7 @@ from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_ef
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
 from ..ir.ops import OpTypeError, Storage, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt
-from ..ir.types import ScalarType, TileType
+from ..ir.types import MemorySpace, ScalarType, TileType
 from ..rules import windows as rules
 from .schedule import egglog_errors, load_tables, prepared, release
 
@@ -221,11 +222,27 @@ class _Encoding:
                 self.row("w_arg", sid, k, self.var(a.var))
 
 
+def _acc_parent(v: Var) -> bool:
+    """A value ``w-acc-parent`` can accept: a 2-D Acc tile of 32-bit elements."""
+    t = v.type
+    return isinstance(t, TileType) and t.memory is MemorySpace.Acc and t.rank == 2 \
+        and t.dtype.storage_bits == 32
+
+
 def encode(function: Function, fx: Effects | None = None) -> _Encoding:
     enc = _Encoding(fx if fx is not None else function_effects(function))
     fx = enc.fx
-    classes = {fx.storage(w.var) for w in fx.writes if not w.opaque}
-    enc.written = classes | {x for e in fx.edges for x in (e.dst, e.src) if fx.storage(x) in classes}
+    members: dict[Var, list[Var]] = {r: [r] for r in (fx.storage(w.var) for w in fx.writes
+                                                      if not w.opaque)}
+    for e in fx.edges:
+        for x in (e.dst, e.src):
+            m = members.get(fx.storage(x))
+            if m is not None:
+                m.append(x)
+    # a violation names a parent ``w-acc-parent`` accepts, in the written value's class
+    enc.written = {x for m in members.values() if any(map(_acc_parent, m)) for x in m}
+    if not enc.written:
+        return enc  # nothing to check (``violations`` stops here)
     for p in function.params:
         enc.var(p.var)
         if isinstance(p.var.type, TileType):
@@ -281,6 +298,8 @@ def violations(function: Function, fx: Effects | None = None) -> tuple[_Encoding
         # only from a registry ``reuses_arg`` operand.  No such tile operand: nothing to derive.
         return None, []
     enc = encode(function, fx)
+    if not enc.written:
+        return enc, []  # no written value shares storage with an Acc parent
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
                        f"{function.name!r}"):
         eg, rows = run_rules(enc.rows)
