@@ -3,11 +3,12 @@ kernels of ``benchmarks/corpus`` (blocks drawn from every family, deterministic 
 
     python benchmarks/bench_optimize.py --sizes 1000,10000,50000 [--repeat 3] [--plot PATH]
 
-Each size runs in fresh subprocesses: one times the seed policy (``egraph_tiles.passes.baselines``) and
-the e-graph pass (``et.optimize``) alternately, ``--repeat`` times each, and keeps the best of each
-(the machine is shared, so the ratio is taken within one process and the best run is the least
-disturbed one); another parses the kernel and optimizes it once and reports its peak RSS (whole
-process, ``ru_maxrss``: the reader, the IR, egglog's Rust heap — everything a user would see).
+Each size runs in fresh subprocesses: one times the seed policy (``egraph_tiles.passes.baselines``)
+and the e-graph pass (``canonicalize_tile_slice``) alternately, ``--repeat`` times each, and keeps
+the best of each, wall and CPU time (the machine is shared, so the ratio is taken within one
+process and the best run is the least disturbed one); another parses the kernel, optimizes it
+once with ``et.optimize`` (the pass plus input / output verification) and reports its peak RSS
+(whole process, ``ru_maxrss``: the reader, the IR, egglog's Rust heap — everything a user sees).
 Prints a markdown table (time, µs per statement, peak RSS, ratio to the seed policy) and, with
 ``--plot``, draws µs per statement against size. Timings are reported, never asserted.
 """
@@ -34,14 +35,18 @@ from egraph_tiles.egraph.report import Report
 from benchmarks.corpus import MIXED, generate
 from benchmarks.harness import count_statements
 prog = et.parse_program(generate(MIXED, {n}, {seed}).text)
+def timed(fn):
+    gc.collect(); w, c = time.perf_counter(), time.process_time(); fn()
+    return time.perf_counter() - w, time.process_time() - c
 seed, opt = [], []
 for _ in range({repeat}):
-    gc.collect(); t = time.perf_counter(); baselines.seed_policy(prog); seed.append(time.perf_counter() - t)
-    rep = Report()
-    gc.collect(); t = time.perf_counter(); et.optimize(prog, report=rep); opt.append(time.perf_counter() - t)
-f = rep.functions[0]
-print(json.dumps(dict(statements=count_statements(prog), seed=min(seed), optimize=min(opt),
-                      enodes=f.enodes, bytes_after=f.bytes_after)))
+    seed.append(timed(lambda: baselines.seed_policy(prog)))
+    opt.append(timed(lambda: et.canonicalize_tile_slice(prog)))
+rep = Report()
+et.canonicalize_tile_slice(prog, report=rep)
+print(json.dumps(dict(statements=count_statements(prog), seed=min(w for w, _ in seed),
+                      optimize=min(w for w, _ in opt), seed_cpu=min(c for _, c in seed),
+                      optimize_cpu=min(c for _, c in opt), enodes=rep.functions[0].enodes)))
 '''
 
 RSS = r'''
@@ -53,6 +58,21 @@ prog = et.parse_program(generate(MIXED, {n}, {seed}).text)
 parsed = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 et.optimize(prog)
 print(json.dumps(dict(rss_parse_mb=parsed, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
+'''
+
+
+PROFILE = r'''
+import cProfile, pstats, sys, time
+sys.path.insert(0, {root!r})
+import egraph_tiles as et
+from benchmarks.corpus import MIXED, generate
+prog = et.parse_program(generate(MIXED, {n}, {seed}).text)
+et.canonicalize_tile_slice(prog)
+pr = cProfile.Profile(time.process_time)
+pr.enable()
+et.canonicalize_tile_slice(prog)
+pr.disable()
+pstats.Stats(pr).sort_stats("tottime").print_stats({top})
 '''
 
 
@@ -70,14 +90,15 @@ def measure(n: int, repeat: int = 3, seed: int = 0) -> dict:
 
 def table(rows: list[dict]) -> str:
     lines = ["| statements | seed policy (s) | e-graph pass (s) | µs / statement (seed) "
-             "| µs / statement (e-graph) | e-graph / seed | peak RSS (MB) | of which parse (MB) "
-             "| e-nodes |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| µs / statement (e-graph) | e-graph / seed (wall) | e-graph / seed (CPU) "
+             "| peak RSS (MB) | of which parse (MB) | e-nodes |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         n = r["statements"]
         lines.append(f"| {n:,} | {r['seed']:.3f} | {r['optimize']:.3f} | {r['seed'] / n * 1e6:.0f} | "
                      f"{r['optimize'] / n * 1e6:.0f} | {r['optimize'] / r['seed']:.2f}× | "
-                     f"{r['rss_mb']:.0f} | {r['rss_parse_mb']:.0f} | {r['enodes']:,} |")
+                     f"{r['optimize_cpu'] / r['seed_cpu']:.2f}× | {r['rss_mb']:.0f} | "
+                     f"{r['rss_parse_mb']:.0f} | {r['enodes']:,} |")
     return "\n".join(lines)
 
 
@@ -108,7 +129,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plot", help="write µs / statement vs size to this PNG")
     ap.add_argument("--json", help="also write the rows to this JSON file")
+    ap.add_argument("--profile", type=int, metavar="N",
+                    help="only print the pass's cProfile top entries (CPU time) at N statements")
     args = ap.parse_args(argv)
+    if args.profile:
+        print(subprocess.run([sys.executable, "-c", PROFILE.format(root=ROOT, n=args.profile,
+                                                                    seed=args.seed, top=15)],
+                             capture_output=True, text=True, check=True).stdout)
+        return
     rows = [measure(int(s), args.repeat, args.seed) for s in args.sizes.split(",")]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()}-core {platform.machine()}, "

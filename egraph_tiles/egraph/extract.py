@@ -39,22 +39,17 @@ class GreedyExtractor:
 
 
 def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
-    memo: dict[int, object] = {}
-    # iterative post-order: extracted terms can be deep (long root trees, long chains)
-    stack = [(root, False)]
-    while stack:
-        tid, done = stack.pop()
-        if tid in memo:
-            continue
+    """The term ``root`` of ``td`` as nested tuples, shared subterms shared.  A term dag only
+    ever adds a node after its children, so one pass over the ids in order builds every node
+    from finished children (no recursion, no stack: extracted terms can be deep)."""
+    memo: list[object] = []
+    app, lit = eb.TermApp, eb.TermLit
+    for tid in range(root + 1):
         node = td.get(tid)
-        if isinstance(node, eb.TermApp):
-            if done:
-                memo[tid] = (node.name, *(memo[a] for a in node.args))
-            else:
-                stack.append((tid, True))
-                stack.extend((a, False) for a in node.args if a not in memo)
-        elif isinstance(node, eb.TermLit):
-            memo[tid] = node.value.value
+        if type(node) is app:
+            memo.append((node.name, *[memo[a] for a in node.args]))  # a < tid: built already
+        elif type(node) is lit:
+            memo.append(node.value.value)
         else:
             raise AssertionError(f"unexpected term {node!r}")
     return memo[root]  # type: ignore[return-value]
