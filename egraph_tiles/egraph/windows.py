@@ -144,8 +144,9 @@ class _Encoding:
                    for a in (*call.args, *(v for _, v in call.kwargs)))
 
     def statements(self) -> None:
-        """Calls (those touching a written storage class), scalar definitions and loop bounds,
-        statement by statement."""
+        """Calls touching a relevant value (their facts about relevant values only), scalar
+        definitions, and the bounds of the loops that matter."""
+        loops: list[ForStmt] = []
         for s in self.fx.stmts[1:]:
             if isinstance(s, AssignStmt):
                 if not isinstance(s.value, Call) or self._touches(s.value, s.target):
@@ -154,6 +155,17 @@ class _Encoding:
                 if self._touches(s.call, None):
                     self.call(self.stmt(s), s.call, None)
             elif isinstance(s, ForStmt):
+                loops.append(s)
+        # a loop's bounds matter when it carries a relevant value (``w-two-trips``) or its
+        # variable occurs in a stated offset (``w_loopvar`` multiples), transitively
+        while True:
+            syms = {r[1] for r in self.rows["WSymRow"]}
+            todo = [s for s in loops if s.loop_var.uid in syms
+                    or any(self.relevant(ia) for ia in s.iter_args)]
+            if not todo:
+                break
+            loops = [s for s in loops if s not in todo]
+            for s in todo:
                 self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
                          self.off(s.step))
                 self.row("w_loopvar", s.loop_var.uid, self.stmt(s))
@@ -213,12 +225,12 @@ class _Encoding:
                 self.var(target)
             return
         self.row("w_call", sid, self.op(c.op))
-        if target is not None:
+        if target is not None and self.relevant(target):
             self.row("w_result", sid, self.var(target))
         params = d.params if d is not None else ()
         for key, a in args.items():
             k = params.index(key) if isinstance(key, str) and key in params else key
-            if isinstance(k, int) and isinstance(a, VarRef):
+            if isinstance(k, int) and isinstance(a, VarRef) and self.relevant(a.var):
                 self.row("w_arg", sid, k, self.var(a.var))
 
 
