@@ -124,6 +124,8 @@ def plot(rows: list[dict], path: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sizes_pos", nargs="*", type=int, metavar="SIZE",
+                    help="statement counts (the same as --sizes)")
     ap.add_argument("--sizes", default="1000,10000,50000", help="comma-separated statement counts")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per size (best is kept)")
     ap.add_argument("--seed", type=int, default=0)
@@ -137,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
                                                                     seed=args.seed, top=15)],
                              capture_output=True, text=True, check=True).stdout)
         return
-    rows = [measure(int(s), args.repeat, args.seed) for s in args.sizes.split(",")]
+    sizes = args.sizes_pos or [int(s) for s in args.sizes.split(",")]
+    rows = [measure(n, args.repeat, args.seed) for n in sizes]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()}-core {platform.machine()}, "
           f"Python {platform.python_version()}, load average {load:.1f}, best of {args.repeat}\n")
