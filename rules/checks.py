@@ -46,7 +46,7 @@ read by ``checks`` after saturation: no proof is a ``RawVecViolation`` (reject, 
 
 from egraph_tiles.ir.ops import Role
 
-ORD = Role.ORD.egg
+ORD, CALL, CUBE_CALL = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg
 
 RULES = f"""
 (relation RawColxUse (i64 Tile))
@@ -94,6 +94,32 @@ RULES = f"""
       ((UnclassifiedViolation k n) (WindowUnclassifiedViolation k))
       :ruleset checks :name "unclassified-operand-violation")
 
+; Issue 15 item 5: a window passed to a program function (``self.f(w)``, context CALL).  The
+; callee is analysed on its own and takes its tile parameters for dense, 32-byte-aligned tiles of
+; their own (rules.windows ``w-root-param``; the engine's leaf facts), so when what it does with
+; the tile needs both (egraph.calls: windows taken of it, an opaque use, or a col_expand use with a
+; vector use or write) the window may stay a view only when it *is* one: an identity copy of its
+; source (constant offset, a single row or the full width: dense, the source's pitch) at an
+; aligned address.  Otherwise the caller copies it before the call (a fresh aligned dense tile).
+(rule ((= u (Use w ctx)) (= ctx {CALL}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
+      ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) (/ (* (* h wd) bits) 8)))
+      :ruleset safe :name "call-operand-extract")
+; an Acc / Mat window cannot be copied (no such data path): it is passed as it is, and what the
+; callee accumulates into it is checked by rules.windows as if inlined
+(rule ((= u (Use w ctx)) (= ctx {CALL}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
+      ((union u (Keep w ctx))) :ruleset safe :name "keep-non-vec-call-window")
+(rule ((= u (Use w ctx)) (= ctx {CALL}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
+       (= (% am 256) 0))
+      ((union u (Keep w ctx))) :ruleset legality :name "call-dense-aligned-view")
+(rule ((= u (Use w {CALL})) (= u (Keep w {CALL})) (= w (Win b r c h wd)))
+      ((set (ViewProven w) 1)) :ruleset legality :name "written-window-call-view-proven")
+; a window the callee uses as a matmul left / right operand (CUBE_CALL): any but a Mat window
+; passes as it is; a Mat one would be materialized Mat->Mat (no such data path), and no copy can
+; reach the callee (CubeCallViolation, stated in LOAD)
+(relation CubeCallViolation (i64))
+(rule ((= u (Use w ctx)) (= ctx {CUBE_CALL}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
+      ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-cube-call-window")
+
 (relation RawVecUse (i64 Tile))
 (function RawVecProven (Tile) i64 :merge (max old new))
 (relation RawVecViolation (i64))
@@ -122,6 +148,8 @@ LOAD = f"""
 (rule ((MayWriteRow n t)) ((MayWrittenBy (NT t) n)) :ruleset load :name "load-may-write")
 (rule ((UseRow k t ctx) (MayWrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written
       :name "may-written-use")
+(rule ((UseRow k t {CUBE_CALL}) (MemOf (NT t) "Mat")) ((CubeCallViolation k))
+      :ruleset checks :name "mat-window-to-matmul-callee-violation")
 """
 
 #: What each violation relation above tells the kernel author, declared beside the rule that
@@ -133,10 +161,10 @@ LOAD = f"""
 VIOLATIONS = {
     "ColxViolation": (
         "raw-slice-col-expand-violation",
-        "{where}: in function {fn!r}, slice {operand!r} has valid_shape / drop_dims and a dynamic "
-        "offset or non-contiguous window, and feeds {op}: its lazy materialization would corrupt "
-        "its source. Slice without valid_shape / drop_dims, or copy it first with "
-        "tile.extract(..., target_memory=pl.Mem.Vec)."),
+        "{where}: in function {fn!r}, slice {slice!r} has valid_shape / drop_dims and a dynamic "
+        "offset or non-contiguous window, and feeds {op} at line {op_line}{through}{how}: its "
+        "lazy materialization would corrupt its source. Slice without valid_shape / drop_dims, "
+        "or copy it first with tile.extract(..., target_memory=pl.Mem.Vec)."),
     "WindowWriteViolation": (
         "written-window-violation",
         "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) is written in "
@@ -160,4 +188,13 @@ VIOLATIONS = {
         "address is not provably {align_bytes}-byte aligned: the device can hang (#1789). "
         "{align}, or slice without valid_shape / drop_dims and set the valid shape with "
         "tile.set_validshape on an aligned copy."),
+    "CubeCallViolation": (
+        "mat-window-to-matmul-callee-violation",
+        "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) is passed "
+        "to {op} at line {op_line}{through}, which uses it as a matmul operand (checked as if "
+        "inlined). A Mat window used as a matmul operand is materialized lazily with a Mat->Mat "
+        "textract, a data path the hardware does not have, and the caller cannot copy it for "
+        "the callee either (no Mat->Mat path). Fix: extract the window to Left / Right in the "
+        "caller (tile.extract(..., target_memory=pl.Mem.Left)) and pass that, or pass the whole "
+        "Mat tile and slice it inside the function."),
 }

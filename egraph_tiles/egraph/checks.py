@@ -11,11 +11,15 @@ from egglog import bindings as eb
 
 from egraph_tiles.rules.checks import VIOLATIONS
 
+from ..ir import ops
+from ..ir.effects import call_of
 from ..ir.exprs import Var
+from ..ir.ops import Role
 from ..ir.stmts import AssignStmt, Function
 from ..ir.target import ALIGN_BYTES, aligned_step
 from ..ir.types import TileType
-from .encode import Encoding, RawSliceUse, Window
+from .calls import callee_name
+from .encode import Encoding, RawSliceUse, UseSite, Window
 from .schedule import has_fact
 
 
@@ -36,8 +40,16 @@ def _through(var: Var, slice_var: Var) -> str:
 
 
 def _raw_use(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawSliceUse) -> dict[str, object]:
+    how = " (an opaque call: it may materialize its operand as a col_expand op does)" \
+        if not ops.classified(site.op) and callee_name(site.op) is None else ""
     return {**_fields(fn, site.slice_stmt, site.var), "op": site.op,
-            "op_line": site.consumer.span.line}
+            "op_line": site.consumer.span.line, "how": how}
+
+
+def _cube_call(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    call = call_of(site.stmt)
+    return {**_fields(fn, site.window.stmt, site.var),
+            "op": call.op if call is not None else "a function", "op_line": site.stmt.span.line}
 
 
 def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:
@@ -61,6 +73,7 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
     "WindowWriteViolation": (lambda enc: enc.windows, _written),
     "WindowUnclassifiedViolation": (lambda enc: enc.windows, _unclassified),
     "RawVecViolation": (lambda enc: enc.raw_vec, _raw_use),
+    "CubeCallViolation": (lambda enc: [u for u in enc.uses if u.ctx is Role.CUBE_CALL], _cube_call),
 }
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import ops
-from ..ir.effects import (Edge, Effects, Share, Write, call_of, function_effects,
-                          operand_index)
+from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
+                          function_effects, operand, operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
+from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
                         WhileStmt, YieldStmt)
 from ..ir.types import ScalarType, TileType
+from .calls import callee_name, param_uses, returned_param
 
 _IDX_OPS = {"+": "Add", "-": "Sub", "*": "Mul"}
 
@@ -169,9 +170,11 @@ def _q(s: str) -> str:
 
 
 class Encoder(StmtVisitor):
-    def __init__(self, fx: Effects) -> None:
+    def __init__(self, fx: Effects, program: Program | None = None) -> None:
         self.enc = Encoding()
         self.fx = fx
+        #: the program, for what a called program function does with a tile (egraph.calls)
+        self.program = program
         self._edges: dict[Stmt, list[Edge]] = {}
         for e in fx.edges:
             self._edges.setdefault(e.stmt, []).append(e)
@@ -295,7 +298,9 @@ class Encoder(StmtVisitor):
     def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: ops.Role | None) -> None:
         if ctx is None or not isinstance(e, VarRef):
             return
-        raw = self._raw.get(e.var)
+        # a col_expand op materializes a valid_shape / drop_dims slice lazily, also through a
+        # view of it (set_validshape, ...): its identity copy is checked (rules.checks)
+        raw = self._raw_view.get(e.var)
         if raw is not None and ctx is ops.Role.COLX:
             self.fresh("x")
             self.row("RawColxRow", self._n, raw[0])
@@ -315,14 +320,20 @@ class Encoder(StmtVisitor):
     def call_uses(self, stmt: Stmt, call: Call) -> None:
         op = ops.lookup(call.op)
         for i, a in enumerate(call.args):
-            self.use(stmt, ("arg", i), a, operand_context(call.op, i))
+            self.use(stmt, ("arg", i), a, self.context(call.op, i))
         for k, v in call.kwargs:
             idx = operand_index(call, k)
-            self.use(stmt, ("kwarg", k), v, operand_context(call.op, idx if isinstance(idx, int)
-                                                               else None))
-        if op is not None and op.family is ops.Family.VECTOR or not ops.classified(call.op):
-            # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789)
+            self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
+                                                         else None))
+        if self.is_program_call(call.op):
+            self.raw_call_uses(stmt, call)
+            self.call_writes(stmt, call)
+        elif op is not None and op.family is ops.Family.VECTOR or not ops.classified(call.op):
+            # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
             self.raw_vec_uses(stmt, call)
+            if not ops.classified(call.op):
+                # ... and may materialize it as a col_expand op does (issue 15)
+                self.raw_colx_uses(stmt, call)
         self.effects(stmt)
 
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
@@ -335,6 +346,81 @@ class Encoder(StmtVisitor):
             self.fresh("rv")
             self.row("RawVecRow", self._n, raw[0])
             self.enc.raw_vec.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+
+    def raw_colx_uses(self, stmt: Stmt, call: Call, keys=None) -> None:
+        """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
+        col_expand use ``(RawColxRow n k)``: its lazy materialization must be an identity copy
+        (#1640 / #2010)."""
+        for k, a in call_operands(call):
+            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
+            if raw is None or keys is not None and k not in keys:
+                continue
+            self.fresh("x")
+            self.row("RawColxRow", self._n, raw[0])
+            self.enc.raw_colx.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+
+    # ------------------------------------------------------------------ program functions
+    def is_program_call(self, op: str) -> bool:
+        return self.program is not None and callee_name(op) is not None
+
+    def callee_uses(self, op: str, k: int | str) -> frozenset[str]:
+        """What the program function ``op`` does with operand ``k`` (egraph.calls)."""
+        if self.program is None or not isinstance(k, int):
+            return frozenset({"opaque"})
+        return param_uses(self.program, op, k)
+
+    def context(self, op: str, index: int | None) -> ops.Role | None:
+        """The use context of an operand.  For a program function, what it does with the tile
+        decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
+        use, or a col_expand use together with a vector use or write ``CALL`` (dense and
+        aligned); a col_expand use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
+        if not self.is_program_call(op) or index is None:
+            return operand_context(op, index)
+        uses = self.callee_uses(op, index)
+        if "cube" in uses:
+            return ops.Role.CUBE_CALL
+        if uses & {"sliced", "opaque"} or "colx" in uses and uses & {"vector", "write"}:
+            return ops.Role.CALL
+        return ops.Role.COLX if "colx" in uses else ops.Role.ORD
+
+    def raw_call_uses(self, stmt: Stmt, call: Call) -> None:
+        """A valid_shape / drop_dims slice passed to a program function is checked for what the
+        function does with it: a col_expand use needs the identity copy, a vector use, an
+        in-place write or windows taken of it the alignment (the callee addresses the tile
+        through the argument's own addresses); an opaque use both."""
+        colx = {k for k, _ in call_operands(call) if self.callee_uses(call.op, k) & {"colx", "opaque"}}
+        vec = {k for k, _ in call_operands(call)
+               if self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
+        self.raw_colx_uses(stmt, call, colx)
+        for k, a in call_operands(call):
+            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
+            if raw is None or k not in vec:
+                continue
+            self.fresh("rv")
+            self.row("RawVecRow", self._n, raw[0])
+            self.enc.raw_vec.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+
+    def call_writes(self, stmt: Stmt, call: Call) -> None:
+        """A program function that writes a tile operand in place (or accumulates into it): the
+        write lands in the argument's storage (rules.checks ``written``), so the argument must
+        stay a view — a copy would take the write and lose it."""
+        for k, a in call_operands(call):
+            if isinstance(a, VarRef) and isinstance(a.var.type, TileType) \
+                    and self.callee_uses(call.op, k) & {"write", "acc"}:
+                self.fresh("wr")
+                self.row("WriteRow", self._n, self.tile(a.var))
+                self.enc.writes.append(WriteSite(self._n, stmt, a.var, call.op))
+
+    def alias(self, dst: Var, src: Var) -> None:
+        """``dst`` names ``src``'s tile: the same tile term, window and slice facts."""
+        self.enc.tile_of[dst] = self.tile(src)
+        w = self.enc.window_of.get(src)
+        if w is not None:
+            self.enc.window_of[dst] = w
+        if src in self._raw:
+            self._raw[dst] = self._raw[src]
+        if src in self._raw_view:
+            self._raw_view[dst] = self._raw_view[src]
 
     def edge(self, dst: Var, src: Var) -> None:
         """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src``."""
@@ -353,8 +439,8 @@ class Encoder(StmtVisitor):
         Each tile operand of an op the registry cannot classify is stated as ``MayWriteRow``: it
         may be written, so a window it reaches stays only as a proven aligned view."""
         for w in self._writes.get(stmt, ()):
-            if not isinstance(w.var.type, TileType):
-                continue
+            if not isinstance(w.var.type, TileType) or w.opaque and self.is_program_call(w.op):
+                continue  # (a program function's writes come from its summary: call_writes)
             self.fresh("wr")
             if w.opaque:  # an unclassified op may write it: (MayWriteRow n t), never assumed read-only
                 self.row("MayWriteRow", self._n, self.tile(w.var))
@@ -417,18 +503,16 @@ class Encoder(StmtVisitor):
                 self.raw_slice(s, *raw)
             if v.op != "tile.slice":
                 self.call_uses(s, v)
+                k = returned_param(self.program, v.op) if self.is_program_call(v.op) else None
+                a = operand(v, k) if k is not None else None
+                if a is not None and isinstance(a.type, TileType):
+                    # the function returns its parameter k: the result is the argument's tile
+                    self.alias(s.target, a)
             return
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
             # a plain alias names the same tile; it is also an escape of a window
             self.use(s, ("alias",), v, ops.Role.ORD)
-            self.enc.tile_of[s.target] = self.tile(v.var)
-            w = self.enc.window_of.get(v.var)
-            if w is not None:
-                self.enc.window_of[s.target] = w
-            if v.var in self._raw:
-                self._raw[s.target] = self._raw[v.var]
-            if v.var in self._raw_view:
-                self._raw_view[s.target] = self._raw_view[v.var]
+            self.alias(s.target, v.var)
             return
         if isinstance(t, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):
             # a scalar SSA definition or alias: unioned with what it names
@@ -437,8 +521,10 @@ class Encoder(StmtVisitor):
             self.row("SymDefRow", sym, self.idx(v))
 
 
-def encode_function(fn: Function, fx: Effects | None = None) -> Encoding:
-    """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given)."""
-    enc = Encoder(fx if fx is not None else function_effects(fn))
+def encode_function(fn: Function, fx: Effects | None = None,
+                    program: Program | None = None) -> Encoding:
+    """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given; calls of
+    ``program``'s functions are summarized by :mod:`egraph.calls`)."""
+    enc = Encoder(fx if fx is not None else function_effects(fn), program)
     enc.visit_body(fn.body)
     return enc.enc

@@ -3,9 +3,9 @@
 The encoder only states structure (which statement defines which value from what, the registry
 properties of the ops that occur, constant dimensions, loop bounds); the rules in
 ``egraph_tiles.rules.windows`` decide which window each value names and which windows are
-violations.  Only values sharing storage with an operand a registered op writes back into, in a
-storage class holding a 2-D Acc tile of 32-bit elements (the only parent ``w-acc-parent``
-accepts), are encoded (with every scalar definition and loop bound): no rule can reach a
+violations.  Only values sharing storage with an operand a registered op (or a program function,
+egraph.calls) writes back into, in a storage class holding an Acc tile of rank 2 or 3 (the
+parents ``w-acc-parent`` / ``w-acc-batch-parent`` accept), are encoded (with every scalar definition and loop bound): no rule can reach a
 violation from any other value, and with no such value the e-graph is not built at all.  :func:`check_acc_windows` raises the first violation in program order as a
 ``ValueError`` whose text says what is wrong and how to spell the kernel instead.
 """
@@ -21,9 +21,10 @@ from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_ef
                           trailing_yield)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
 from ..ir.ops import OpTypeError, Storage, bind, lookup
-from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt
+from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Program, Span, Stmt, WhileStmt
 from ..ir.types import MemorySpace, ScalarType, TileType
 from ..rules import windows as rules
+from .calls import callee_name, param_uses, returned_param
 from .schedule import egglog_errors, load_tables, prepared, release
 
 _ARITH = {"+": "WAddRow", "-": "WSubRow", "*": "WMulRow"}
@@ -39,6 +40,8 @@ class _Encoding:
     (``ir.effects``); variables are spelled by ``Var.uid`` in the rows."""
 
     fx: Effects
+    #: the program, for what a called program function does with a tile (egraph.calls)
+    program: Program | None = None
     rows: Rows = field(default_factory=lambda: defaultdict(list))
     #: the variable each ``Var.uid`` in the rows spells
     vars: dict[int, Var] = field(default_factory=dict)
@@ -117,6 +120,12 @@ class _Encoding:
             return self.op_ids[name]
         i = self.op_ids[name] = len(self.op_ids)
         eff = op_effect(name)
+        if eff is None and self.program is not None and callee_name(name) is not None:
+            # a program function accumulating into its parameter k: a write-back operand, as
+            # if inlined (issue 15; egraph.calls)
+            for k in range(len(self.program.function(callee_name(name)).params)):
+                if "acc" in param_uses(self.program, name, k):
+                    self.row("w_op_reuses", i, k)
         if eff is None:
             return i
         if eff.storage is Storage.VIEW and eff.of == 0:
@@ -227,6 +236,11 @@ class _Encoding:
         self.row("w_call", sid, self.op(c.op))
         if target is not None and self.relevant(target):
             self.row("w_result", sid, self.var(target))
+            k = returned_param(self.program, c.op) if self.program is not None else None
+            a = c.args[k] if k is not None and k < len(c.args) else None
+            if isinstance(a, VarRef):
+                # a program function returning its parameter k hands back the argument's tile
+                self.row("w_alias", self.var(target), self.var(a.var))
         params = d.params if d is not None else ()
         for key, a in args.items():
             k = params.index(key) if isinstance(key, str) and key in params else key
@@ -235,22 +249,42 @@ class _Encoding:
 
 
 def _acc_parent(v: Var) -> bool:
-    """A value ``w-acc-parent`` can accept: a 2-D Acc tile of 32-bit elements."""
+    """A value ``w-acc-parent`` / ``w-acc-batch-parent`` can accept: an Acc tile of rank 2 or 3
+    (any element width: the NZ blocks are 16 x 16 elements)."""
     t = v.type
-    return isinstance(t, TileType) and t.memory is MemorySpace.Acc and t.rank == 2 \
-        and t.dtype.storage_bits == 32
+    return isinstance(t, TileType) and t.memory is MemorySpace.Acc and t.rank in (2, 3)
 
 
-def encode(function: Function, fx: Effects | None = None) -> _Encoding:
-    enc = _Encoding(fx if fx is not None else function_effects(function))
+def encode(function: Function, fx: Effects | None = None,
+           program: Program | None = None) -> _Encoding:
+    enc = _Encoding(fx if fx is not None else function_effects(function), program)
     fx = enc.fx
-    members: dict[Var, list[Var]] = {r: [r] for r in (fx.storage(w.var) for w in fx.writes
-                                                      if not w.opaque)}
+    written = [w.var for w in fx.writes if not w.opaque] + \
+        [w.var for w in _accumulating_writes(fx, program)]
+    members: dict[Var, list[Var]] = {r: [r] for r in (fx.storage(v) for v in written)}
+    # a program function returning its parameter: the call's result and the argument are one tile
+    links = []
+    for st in fx.stmts[1:] if program is not None else ():
+        call = call_of(st)
+        k = returned_param(program, call.op) if call is not None else None
+        a = call.args[k] if k is not None and k < len(call.args) else None
+        if isinstance(st, AssignStmt) and isinstance(a, VarRef):
+            links.append((st.target, a.var))
+    for _ in links:  # (to a fixpoint)
+        for x, y in links:
+            for p, q in ((x, y), (y, x)):
+                if fx.storage(p) in members and fx.storage(q) not in members:
+                    members[fx.storage(q)] = [fx.storage(q)]
     for e in fx.edges:
         for x in (e.dst, e.src):
             m = members.get(fx.storage(x))
             if m is not None:
                 m.append(x)
+    for x, y in links:
+        for v in (x, y):
+            m = members.get(fx.storage(v))
+            if m is not None:
+                m.append(v)
     # a violation names a parent ``w-acc-parent`` accepts, in the written value's class
     enc.written = {x for m in members.values() if any(map(_acc_parent, m)) for x in m}
     if not enc.written:
@@ -299,17 +333,27 @@ def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     return eg, out
 
 
-def violations(function: Function, fx: Effects | None = None) -> tuple[_Encoding | None,
+def _accumulating_writes(fx: Effects, program: Program | None) -> list:
+    """The tile operands passed to a program function that accumulates into them."""
+    if program is None:
+        return []
+    return [w for w in fx.writes if w.opaque and callee_name(w.op) is not None
+            and isinstance(w.index, int) and isinstance(w.var.type, TileType)
+            and "acc" in param_uses(program, w.op, w.index)]
+
+
+def violations(function: Function, fx: Effects | None = None,
+               program: Program | None = None) -> tuple[_Encoding | None,
                                                                        list[Violation]]:
     """Every violation the rules prove for ``function``, in program order (no encoding when
     there is nothing to check)."""
     fx = fx if fx is not None else function_effects(function)
-    if not fx.writes_into_tile():
+    if not fx.writes_into_tile() and not _accumulating_writes(fx, program):
         # Every violation rule needs ``w_dest s v`` with an extent for ``v`` (w-probe-dest,
         # w-violation), or a ``w_carry_dest`` built from one (the back edge); ``w_dest`` comes
         # only from a registry ``reuses_arg`` operand.  No such tile operand: nothing to derive.
         return None, []
-    enc = encode(function, fx)
+    enc = encode(function, fx, program)
     if not enc.written:
         return enc, []  # no written value shares storage with an Acc parent
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
@@ -328,14 +372,15 @@ def violations(function: Function, fx: Effects | None = None) -> tuple[_Encoding
     return enc, found
 
 
-def check_acc_windows(function: Function, fx: Effects | None = None) -> None:
+def check_acc_windows(function: Function, fx: Effects | None = None,
+                      program: Program | None = None) -> None:
     """Raise ``ValueError`` when an accumulator operand names an Acc window the MAD writes wrong.
 
     Every window the operand may name, on every path, must be proven contiguous (a dynamic
     column offset by its known multiple); values with no window fact (opaque calls, symbolic
     extents) name no window and are not checked here.
     """
-    enc, found = violations(function, fx)
+    enc, found = violations(function, fx, program)
     if found and enc is not None:
         raise ValueError(format_violation(function, enc, found[0]))
 
@@ -368,6 +413,8 @@ def format_violation(function: Function, enc: _Encoding, v: Violation) -> str:
     s = enc.fx.stmt_at(v.stmt)
     call = call_of(s)
     op = call.op if isinstance(call, Call) else "accumulating op"
+    if callee_name(op) is not None:
+        op += " (a function that accumulates into this argument: checked as if inlined)"
     parent = enc.vars[v.parent]
     ptype = parent.type
     assert isinstance(ptype, TileType)

@@ -44,15 +44,17 @@ def canonicalize_tile_slice(program: Program, *, options: Options | None = None,
     """Return a new program in which every canonical ``tile.slice`` of every InCore / AIC / AIV
     function is canonicalized (folded, materialized, or kept as a proven zero-copy view)."""
     opts = options or Options()
-    return Program(program.name, [_function(fn, opts, report) for fn in program.functions])
+    return Program(program.name, [_function(fn, opts, report, program)
+                                  for fn in program.functions])
 
 
-def _function(fn: Function, opts: Options, report: Report | None) -> Function:
+def _function(fn: Function, opts: Options, report: Report | None,
+              program: Program | None = None) -> Function:
     if not fn.func_type.is_incore:
         return _skipped(fn, report, "not an InCore function")
     fx = function_effects(fn)
-    check_acc_windows(fn, fx)
-    enc = encode_function(fn, fx) if has_slice(fn) else None
+    check_acc_windows(fn, fx, program)
+    enc = encode_function(fn, fx, program) if has_slice(fn) else None
     if enc is None or not (enc.windows or enc.raw_colx or enc.raw_vec):
         return _skipped(fn, report, "no canonical tile.slice")
     t0 = time.perf_counter()

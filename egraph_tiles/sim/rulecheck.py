@@ -564,7 +564,14 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
             z3.Or(mem != z3.StringVal("Vec"), divides(NUM.val(ALIGN_BITS), addr(t))),
             z3.If(ctx == z3.StringVal(Role.COLX), z3.Or(mem != z3.StringVal("Vec"), colx_ok),
                   z3.If(z3.Or(ctx == z3.StringVal(Role.LEFT), ctx == z3.StringVal(Role.RIGHT)),
-                        mem != z3.StringVal("Mat"), z3.BoolVal(False)))))
+                        mem != z3.StringVal("Mat"),
+                        # a window passed to a program function: dense and aligned (egraph.calls)
+                        z3.If(ctx == z3.StringVal(Role.CALL), z3.Or(
+                            mem != z3.StringVal("Vec"),
+                            z3.And(colx_ok, divides(NUM.val(ALIGN_BITS), addr(t)))),
+                            # ... that the callee uses as a matmul operand: never a Mat window
+                            z3.If(ctx == z3.StringVal(Role.CUBE_CALL), mem != z3.StringVal("Mat"),
+                                  z3.BoolVal(False)))))))
     if real.kind == "copy":
         target = real.extra[0]
         paths = z3.Or(*(z3.And(mem == z3.StringVal(src.value), target == z3.StringVal(dst.value))
@@ -582,7 +589,7 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
 DEFINITIONS = {"lin_quot", "lin_rem"}
 
 #: modules whose claims are modular (alignment, known multiples): checked over 64-bit vectors
-BITVECTOR_MODULES = {"multiples", "layout", "legality", "slices", "windows"}
+BITVECTOR_MODULES = {"multiples", "layout", "legality", "slices", "windows", "checks"}
 
 #: z3's work budget per claim, in its deterministic resource units (``rlimit``), not seconds:
 #: a verdict never depends on how loaded the machine is.  The hardest claim proved today (the
