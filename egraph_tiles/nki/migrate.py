@@ -218,7 +218,9 @@ def _elements(rep: AccessReport, form: _Form, env: dict[str, int]) -> np.ndarray
         stop = int(sym_evaluate(d.stop, env))
         if start < 0 or stop > n:
             return f"slice {start}:{stop} is outside a dimension of {n}"
-        parts.append(np.arange(start, max(stop, start), d.step))
+        if stop < start:  # Python would read a negative end from the back, not nothing
+            return f"slice {start}:{stop} ends before it starts (the mask leaves no element)"
+        parts.append(np.arange(start, stop, d.step))
     return outer_flat(parts, shape)
 
 

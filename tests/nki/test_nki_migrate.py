@@ -192,3 +192,17 @@ def test_mask_excluding_one_position_is_not_a_box():
             x = nl.load(a[i_p, i_f], mask=(i_f != 3))
         """, shapes={"a": (8, 8)})
     assert "mask=(i_f != 3)" in new and any("its mask is not a box" in f for f in findings)
+
+
+def test_mask_that_leaves_no_element_in_some_iteration_is_not_migrated():
+    # for t = 1 the end min(2, 1 - 2*t) is -1: Python would read a[0:-1] (one element from the
+    # back) where the legacy mask drops the instruction, so the access stays as written
+    new, findings, _, _ = migrate("""
+        @nki.jit
+        def k(a):
+            i0 = nl.arange(2)[:, None]
+            for t in nl.affine_range(2):
+                x = nl.load(a[i0, 0], mask=(i0 + 2 * t < 1))
+        """, shapes={"a": (2, 1)})
+    assert "x = nl.load(a[i0, 0], mask=(i0 + 2 * t < 1))" in new
+    assert any("ends before it starts" in f for f in findings), findings
