@@ -103,6 +103,38 @@ class LazyBody:
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def __getitem__(self, index: object) -> object:
+        """``body[-1]`` (the last statement, from the last piece alone: when the pieces turn out
+        not to read as the whole, iterating falls back anyway) and ``body[:-1]``."""
+        if index == -1:
+            a = self._cuts()[-2]
+            try:
+                piece = _parse("\n" * (a - 1) + "if 1:\n" + "".join(self.lines[a:self.end]),
+                               self.filename).body
+            except Exception as e:
+                raise Fallback from e
+            if len(piece) != 1 or not isinstance(piece[0], ast.If):
+                raise Fallback
+            return piece[0].body[-1]
+        if index == slice(None, -1):
+            return _AllButLast(self)
+        raise Fallback
+
+
+class _AllButLast:
+    def __init__(self, body: LazyBody):
+        self.body = body
+
+    def __iter__(self) -> Iterator[ast.stmt]:
+        it = iter(self.body)
+        prev = next(it, None)
+        for s in it:
+            yield prev  # type: ignore[misc]
+            prev = s
+
+    def __len__(self) -> int:
+        return len(self.body) - 1
+
 
 def parse(text: str, filename: str) -> ast.Module | None:
     """The module with its long function bodies as :class:`LazyBody`; None when nothing is long

@@ -88,3 +88,34 @@ def test_text_with_a_triple_quoted_string_is_parsed_whole(small_pieces):
     text = kernel(30).replace("class K:\n", 'class K:\n    """doc"""\n')
     assert chunked.parse(text, "<input>") is None
     assert et.print_program(et.parse_program(text)) == et.print_program(whole(text))
+
+
+class _NoWholeParse:
+    """Stands in for ``ast`` in the parser module: the whole-text parse must not be needed."""
+
+    def __getattr__(self, name):
+        import ast
+
+        if name == "parse":
+            raise AssertionError("fell back to the whole-text parse")
+        return getattr(ast, name)
+
+
+def test_parse_program_reads_a_long_body_without_the_whole_text_parse(small_pieces, monkeypatch):
+    from egraph_tiles.dsl import parser
+
+    text = kernel(30)
+    want = et.print_program(whole(text))
+    monkeypatch.setattr(parser, "ast", _NoWholeParse())
+    assert et.print_program(et.parse_program(text)) == want
+
+
+def test_a_long_abstract_body_reads_in_pieces_like_the_whole_text(small_pieces, monkeypatch):
+    from egraph_tiles.dsl import parser
+
+    text = kernel(30, "        ...\n")
+    want = whole(text)
+    monkeypatch.setattr(parser, "ast", _NoWholeParse())
+    got = et.parse_program(text)
+    assert et.print_program(got) == et.print_program(want)
+    assert spans(got) == spans(want)
