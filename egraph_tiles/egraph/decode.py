@@ -64,6 +64,8 @@ class Decoder(StmtMutator):
         self.decisions: list[Decision] = []
         #: statement -> operand slot -> the copy / view that replaces it
         self.repl_at: dict[Stmt, dict[tuple, Var]] = {}
+        #: plain alias -> the copy it was rewritten to read (``a = head`` became ``a = head_ext``)
+        self.alias_of_copy: dict[Var, Var] = {}
 
     def hazard(self, window: Window, consumer: Stmt, base: Var) -> bool:
         """Whether something may write ``base``'s storage between the slice and the use."""
@@ -314,7 +316,9 @@ class Decoder(StmtMutator):
     def operand(self, s: Stmt, slot: tuple, e: Expr) -> Expr:
         """Operand ``slot`` of ``s``: the copy / view a use there was realized by, or ``e``."""
         v = self.repl_at.get(s, {}).get(slot)
-        return e if v is None else VarRef(v)
+        if v is None or (isinstance(e, VarRef) and self.alias_of_copy.get(e.var) is v):
+            return e  # a plain alias of the copy keeps its name: the consumer reads the alias
+        return VarRef(v)
 
     def visit_AssignStmt(self, s: AssignStmt) -> Stmt:
         if s in self.ext_of:
@@ -326,6 +330,8 @@ class Decoder(StmtMutator):
             v = self._call(s, v)
         elif isinstance(v, VarRef):
             v = self.operand(s, ("alias",), v)
+            if v is not s.value:
+                self.alias_of_copy[s.target] = v.var
         return s if v is s.value else AssignStmt(s.target, v, s.span)
 
     def visit_EvalStmt(self, s: EvalStmt) -> Stmt:

@@ -103,6 +103,18 @@ h2 = head_ext
 """)
 
 
+def test_consumer_of_a_plain_alias_keeps_reading_the_alias_of_the_copy():
+    assert_canonicalizes(X, T + """
+head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 1], [0, 1])
+head_alias = head
+y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_alias, 0.5)
+""", T + """
+head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
+head_alias = head_ext
+y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_alias, 0.5)
+""")
+
+
 def test_loop_initializer_escape_is_materialized_before_the_loop():
     assert_canonicalizes(X, T + """
 head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 1], [0, 1])
