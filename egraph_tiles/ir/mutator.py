@@ -15,7 +15,7 @@ import typing
 from typing import Callable, Union
 
 from . import stmts as _stmts
-from .exprs import Var, free_vars
+from .exprs import Var, VarRef, free_vars, sub_exprs
 from .stmts import AssignStmt, Stmt, stmt_exprs, walk
 
 Mutated = Union[Stmt, list[Stmt]]
@@ -125,18 +125,20 @@ def drop_unused(body: list[Stmt], candidates: set[Var]) -> tuple[list[Stmt], lis
     """Remove the assignments of ``candidates`` that nothing reads, to a fixpoint (a chain of
     dead slices goes together).  Returns the new body and the variables dropped in each round.
 
-    One walk counts the reads of every variable (once per expression) and what each candidate's
-    assignment reads; dropping an assignment releases its reads, which gives the next round."""
+    One walk counts the reads of every candidate and what each candidate's assignment reads;
+    dropping an assignment releases its reads, which gives the next round."""
     uses: dict[Var, int] = {}
     reads: dict[Var, list[Var]] = {}
     for s in walk(body):
-        own = isinstance(s, AssignStmt) and s.target in candidates
+        own = reads.setdefault(s.target, []) if isinstance(s, AssignStmt) \
+            and s.target in candidates else None
         for e in stmt_exprs(s):
-            fv = free_vars(e)
-            for v in fv:
-                uses[v] = uses.get(v, 0) + 1
-            if own:
-                reads.setdefault(s.target, []).extend(fv)  # type: ignore[union-attr]
+            for x in sub_exprs(e):  # every read of a candidate (counted per occurrence)
+                if type(x) is VarRef and x.var in candidates:  # type: ignore[attr-defined]
+                    v = x.var  # type: ignore[attr-defined]
+                    uses[v] = uses.get(v, 0) + 1
+                    if own is not None:
+                        own.append(v)
     rounds: list[set[Var]] = []
     dead = {c for c in candidates if not uses.get(c)}
     while dead:
