@@ -152,6 +152,52 @@ LOAD = f"""
       :ruleset checks :name "mat-window-to-matmul-callee-violation")
 """
 
+# Issue 15 (Acc reshapes): the registry declares which views lay their operand's bytes out afresh
+# (``OpDef.relayouts``): a shape-changing ``tile.reshape`` (or ``reinterpret_view``) of an Acc
+# (L0C) tile keeps the bytes
+# (on the device an alias of the same buffer) but reads them as the 16x16 NZ blocks of the new
+# shape, so every element read or written through it is another element of its source than the
+# reshape names.  It is not a zero-copy view, and nothing can stand in for it: there is no
+# Acc->Acc copy (and a MAD writing through it would write the copy), while moving the tile out of
+# Acc changes the memory every later use sees — the author's decision, so the pass rejects.
+# Its value may travel (aliases, views of it, write-back results, loop carries, if results) and
+# is harmless until an op reads or writes it (or the function returns it): that use is the
+# violation.  The driver (egraph.relayout) states the facts of one function in their own small
+# e-graph, only when the function has such a reshape; no rule here creates a view.
+RELAYOUT = """
+(relation RelayoutRow (i64 i64))
+(relation CarryRow (i64 i64))
+(relation OperandRow (i64 i64))
+(relation Relayout (i64 i64))
+(relation RelayoutViolation (i64 i64 i64))
+(ruleset relayout)
+; statement n defines value v as a view that lays its operand's bytes out afresh (registry)
+(rule ((RelayoutRow n v)) ((Relayout v n)) :ruleset relayout :name "acc-reshape-relayout")
+; an alias, a view of it, a write-back result, a loop carry or an if result holds the same bytes
+; in the same new order
+(rule ((Relayout s n) (CarryRow d s)) ((Relayout d n)) :ruleset relayout :name "relayout-carried")
+; an op reading or writing it (or the function returning it) sees other elements than the ideal
+; program: a violation naming the reshape n, the use m and the value v that reaches it
+(rule ((Relayout v n) (OperandRow m v)) ((RelayoutViolation n m v))
+      :ruleset relayout :name "acc-reshape-use-violation")
+"""
+
+#: The message of ``RelayoutViolation`` (fields filled by ``egraph.relayout``: ``where``, ``fn``,
+#: ``op`` / ``line`` (the reshape), ``src`` / ``src_shape``, ``view`` / ``shape``, ``operand`` /
+#: ``through`` (the value reaching the use), ``use`` (the op and line, or the return)).
+RELAYOUT_VIOLATION = (
+    "acc-reshape-use-violation",
+    "{where}: in function {fn!r}, {op} at line {line} reshapes Acc (L0C) tile {src!r} "
+    "({src_shape}) into {view!r} ({shape}), and {operand!r}{through} {use}. An Acc tile is "
+    "stored in 16x16 NZ blocks placed by its own shape; a reshape keeps the bytes (on the device "
+    "an alias of the same buffer) but reads them as the NZ blocks of the new shape, so every "
+    "element read or written through {view!r} is another element of {src!r} than the reshape "
+    "names (silently). It is not a zero-copy view, and no copy can stand in for it (there is no "
+    "Acc->Acc data path, and a matmul_acc would accumulate into the copy). Fix: accumulate into a "
+    "tile of the target shape ({shape}) from the start, or reshape the result after the "
+    "accumulation, once it has left Acc (tile.move(..., target_memory=pl.Mem.Vec), or store it "
+    "and reshape the loaded tile); a reshape to the same shape is fine.")
+
 #: What each violation relation above tells the kernel author, declared beside the rule that
 #: derives it: ``relation -> (rule name, message)``.  ``egraph_tiles.egraph.checks`` fills the
 #: fields: ``where`` (file:line:col of the slice statement), ``fn``, ``slice`` (the slice's name),

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .exprs import Call, Const, Expr, ListExpr, Symbol, const_int
+from .target import acc_layout
 from .types import (DType, MemorySpace, ScalarType, TensorType, TileType, TupleType, Type,
                     UnknownType)
 
@@ -172,6 +173,11 @@ class OpDef:
     reinterprets: bool = False
     #: a view with its operand's exact layout (only metadata such as the valid shape changes)
     same_layout: bool = False
+    #: a view that keeps its operand's bytes but, for some operands, lays them out afresh: given
+    #: the operand's memory, its dims and the result's dims (ints; None where not constant),
+    #: whether the result reads those bytes in another element order (see :meth:`relayouts`)
+    relayout: Callable[[MemorySpace | None, tuple[int | None, ...], tuple[int | None, ...]],
+                       bool] | None = None
     #: a scalar op's bounds from its arguments' ``(lo, hi)`` bounds (None: unknown side)
     interval: Callable[[list[tuple[int | None, int | None]]], tuple[int | None, int | None]] | None = None
 
@@ -204,6 +210,14 @@ class OpDef:
     @property
     def modeled(self) -> bool:
         return self.numpy is not None
+
+    def relayouts(self, memory: MemorySpace | None, src: tuple[int | None, ...],
+                  out: tuple[int | None, ...]) -> bool:
+        """Whether this view of an operand in ``memory`` with dims ``src`` as a result with dims
+        ``out`` names the operand's bytes in another element order: then it is *not* a zero-copy
+        view of the operand's values (its numpy meaning does not hold on the device), and a value
+        read or written through it is a different element of the operand."""
+        return self.relayout is not None and self.relayout(memory, tuple(src), tuple(out))
 
     def role(self, index: int | None) -> Role | None:
         """The use context of argument ``index``; None: never rewritten (accumulator, bias,
@@ -407,6 +421,27 @@ def _infer_extract(b: BoundCall) -> Type:
 def _infer_move(b: BoundCall) -> Type:
     src = b.tile("src")
     return TileType(src.shape, src.dtype, b.memory(src.memory), src.valid_shape)
+
+
+def _nz_relayout(memory: MemorySpace | None, src: tuple[int | None, ...],
+                 out: tuple[int | None, ...]) -> bool:
+    """A reshape keeps its operand's bytes (on the device it is an alias of the same buffer) and
+    lays them out as a tile of the new shape.  In a row-major memory that is numpy's reshape.  An
+    Acc (L0C) tile is stored in 16x16 NZ blocks placed by its own shape (``target.acc_layout``), so
+    the reshaped tile reads the same bytes as the NZ blocks of the *new* shape: element (1, 0) of a
+    [16, 32] tile reshaped to [32, 16] is the bytes of the source's element (1, 0), not (0, 16).
+    ``reinterpret_view`` likewise lays the bytes out as a tile of its result's shape (the last
+    dim scaled by the ratio of the element widths), so the same test decides it.
+    An Acc reshape keeps the element order only when both layouts put every element (in
+    row-major order) at the same address: the same shape, a leading batch dim of 1 added or
+    dropped, [B, M, 16] pages stacked as [B*M, 16] (M a multiple of 16), ...; a symbolic dim or a
+    rank without a layout is not proven to."""
+    if memory is not MemorySpace.Acc or src == out and None not in src:
+        return False
+    if None in src or None in out:
+        return True
+    a, b = acc_layout(src), acc_layout(out)  # type: ignore[arg-type]
+    return a is None or b is None or not np.array_equal(a.ravel(), b.ravel())
 
 
 def _infer_reshape(b: BoundCall) -> Type:
@@ -797,11 +832,11 @@ _op("tile.slice", "src:t shape:s offset:o valid_shape:s drop_dims:s", _infer_sli
     effect=view_of(0), output_memory="inherit", window=Window("src", "offset", "shape"),
     attrs="pad_value", numpy=_slice_meaning)
 _op("tile.reshape", "src:t shape:s", _infer_reshape, Family.VIEW, effect=view_of(0),
-    output_memory="inherit", numpy=lambda a, args: a.reshape(args["shape"]))
+    output_memory="inherit", relayout=_nz_relayout, numpy=lambda a, args: a.reshape(args["shape"]))
 _op("tile.set_validshape", "src:t valid_rows:i valid_cols:i", _infer_set_validshape, Family.VIEW,
     effect=view_of(0), output_memory="inherit", same_layout=True, numpy=lambda a, args: a.view())
 _op("tile.reinterpret_view", "src:t dtype:d shape:s", _infer_reinterpret, Family.VIEW,
-    effect=view_of(0), output_memory="inherit", reinterprets=True)
+    effect=view_of(0), output_memory="inherit", reinterprets=True, relayout=_nz_relayout)
 _op("tile.transpose_view", "src:t", _infer_transpose, Family.VIEW, effect=view_of(0),
     output_memory="inherit", numpy=lambda a, args: a.swapaxes(-1, -2))
 _op("tile.extract", "src:t row:i col:i shape:s", _infer_extract, Family.COPY,

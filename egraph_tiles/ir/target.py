@@ -6,11 +6,20 @@
 * A copy (``tile.extract``) moves ``rows * cols * storage bits / 8`` bytes: :func:`copy_bytes`
   is the one formula the report, the metrics and the explanations use (the extractor's cost
   table in ``rules.slices`` states the same product in egglog).
+* An accumulator (Acc / L0C) tile is stored in 16x16 NZ blocks: :func:`acc_layout` is where each
+  element sits.  The hardware model stores Acc tiles by it, and the registry reads it to decide
+  which reshapes of an Acc tile keep its element order (``rules.windows`` states the same
+  address function for windows in egglog, and the rule checker in z3).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .types import DType
+
+#: the NZ block edge of an Acc tile, in elements (whatever the element width)
+FRACTAL = 16
 
 #: vector operand base-address alignment, in bits (32 bytes)
 ALIGN_BITS = 256
@@ -28,3 +37,34 @@ def copy_bytes(dims: list[int] | tuple[int, ...], dtype: DType) -> int:
 def aligned_step(bits: int) -> int:
     """How many elements of ``bits`` storage bits make one alignment unit (8 for FP32)."""
     return max(ALIGN_BITS // bits, 1) if bits else 8
+
+
+def _ceil(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def nz_index(rows: int, cols: int) -> np.ndarray:
+    """Element index (in elements from the tile base) of every ``(r, c)`` of an ``[rows, cols]``
+    Acc tile: block ``(rb, cb)`` at ``(cb * ceil16(rows)/16 + rb) * 256``, row-major inside."""
+    mp = _ceil(max(rows, 1), FRACTAL)
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    return ((c // FRACTAL) * (mp // FRACTAL) + r // FRACTAL) * FRACTAL * FRACTAL \
+        + (r % FRACTAL) * FRACTAL + c % FRACTAL
+
+
+def nz_index_batch(pages: int, rows: int, cols: int) -> np.ndarray:
+    """Element index of every ``(b, r, c)`` of a ``[pages, rows, cols]`` (batch) Acc tile: page b
+    is an NZ tile of its own at ``b * ceil16(rows) * ceil16(cols)`` elements."""
+    page = _ceil(max(rows, 1), FRACTAL) * _ceil(max(cols, 1), FRACTAL)
+    return np.arange(pages)[:, None, None] * page + nz_index(rows, cols)[None]
+
+
+def acc_layout(shape: tuple[int, ...]) -> np.ndarray | None:
+    """Element index of every element of an Acc tile of ``shape`` (rank 2, or rank 3 pages);
+    None for another rank (no layout is known)."""
+    if len(shape) == 2:
+        return nz_index(*shape).astype(np.int64)
+    if len(shape) == 3:
+        return nz_index_batch(*shape).astype(np.int64)
+    return None

@@ -1,6 +1,6 @@
 """The CanonicalizeTileSlice pass: a thin driver over the stages of ``egraph_tiles.egraph``.
 
-effects → Acc-window check → encode → saturate → checks → extract → decode (→ round 2) → report.
+effects → relayout check → Acc-window check → encode → saturate → checks → extract → decode (→ round 2) → report.
 Every decision is made by the rules and the extractor; this module only sequences the stages
 (see the README's stage table for each stage's file and tests).
 """
@@ -19,6 +19,7 @@ from ..egraph.extract import Extractor, GreedyExtractor, flatten_roots
 from ..egraph.loops import CostModel, annotate_report, dynamic_copy_bytes, hoist_facts
 from ..egraph.report import FunctionReport, Report, extract_bytes
 from ..egraph.round2 import copy_view_gates, gates_respected
+from ..egraph.relayout import check_relayouts
 from ..egraph.windows import check_acc_windows
 from ..ir.effects import Effects, function_effects
 from ..ir.stmts import Function, Program
@@ -53,6 +54,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
     if not fn.func_type.is_incore:
         return _skipped(fn, report, "not an InCore function")
     fx = function_effects(fn)
+    check_relayouts(fn, fx)
     check_acc_windows(fn, fx, program)
     enc = encode_function(fn, fx, program) if has_slice(fn) else None
     if enc is None or not (enc.windows or enc.raw_colx or enc.raw_vec):

@@ -9,7 +9,10 @@ keeps each page as such an NZ tile, one after the other.
 
 A tile value is a :class:`Ref`: its space, dtype and the byte address of every element.
 A view (slice, reshape, transpose_view, ...) is a Ref over its source's addresses, so it
-reads and writes the source's bytes.  Every op reads its operands completely before it
+reads and writes the source's bytes.  A view the registry says lays its operand's bytes out
+afresh (``OpDef.relayouts``: a shape-changing reshape or reinterpret_view of an Acc tile) is, as on the device, an
+alias of the operand's buffer from its base read as a tile of the new shape — the NZ blocks of
+that shape — so it names other elements than numpy's reshape.  Every op reads its operands completely before it
 writes its result, so ordinary aliasing is harmless; only these hazards corrupt data:
 
 * **#1640 / #2010** — a ``tile.slice`` operand of a ``Family.COL_EXPAND`` op is first
@@ -36,6 +39,7 @@ import numpy as np
 
 from ..ir.ops import TRANSFERS, Family, OpDef, Role
 from ..ir.stmts import Program
+from ..ir.target import FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
 from ..ir.types import DType, MemorySpace
 from . import semantics as sem
 from .errors import MisalignedAccess, OutOfMemory, UnsupportedByModel, UnsupportedTransfer
@@ -45,28 +49,21 @@ ALIGN = 32  # bytes: tile base alignment of vector instructions and of the alloc
 ALLOC_BASE = 1 << 20  # the allocator's first address; memref-pinned tiles live below
 MAX_BYTES = 1 << 28  # per space
 POISON = 0x7F  # fresh memory: reading it by mistake gives huge values, never small ints
-FRACTAL = 16  # NZ block edge
 
 
 def _ceil(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def nz_index(rows: int, cols: int) -> np.ndarray:
-    """Element index (in elements from the tile base) of every ``(r, c)`` of an
-    ``[rows, cols]`` tile in the NZ block layout."""
-    mp = _ceil(max(rows, 1), FRACTAL)
-    r = np.arange(rows)[:, None]
-    c = np.arange(cols)[None, :]
-    return ((c // FRACTAL) * (mp // FRACTAL) + r // FRACTAL) * FRACTAL * FRACTAL \
-        + (r % FRACTAL) * FRACTAL + c % FRACTAL
-
-
-def nz_index_batch(pages: int, rows: int, cols: int) -> np.ndarray:
-    """Element index of every ``(b, r, c)`` of a ``[pages, rows, cols]`` (batch) Acc tile: page b
-    is an NZ tile of its own at ``b * ceil16(rows) * ceil16(cols)`` elements."""
-    page = _ceil(max(rows, 1), FRACTAL) * _ceil(max(cols, 1), FRACTAL)
-    return np.arange(pages)[:, None, None] * page + nz_index(rows, cols)[None]
+def layout_index(shape: tuple[int, ...], space: MemorySpace) -> np.ndarray:
+    """Element index (from the tile base) of every element of a tile of ``shape`` stored in
+    ``space``: NZ blocks in Acc (rank 2, or rank 3 pages), row-major elsewhere."""
+    if space is MemorySpace.Acc:
+        index = acc_layout(shape)
+        if index is None:
+            raise UnsupportedByModel("Acc tiles of rank other than 2 or 3")
+        return index
+    return np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
 
 class Memory:
@@ -162,18 +159,15 @@ class HardwareInterpreter(Interpreter):
         """A new tile: NZ in Acc, row-major elsewhere; at the memref address if pinned."""
         eb = sem.element_bytes(dt)
         shape = tuple(shape)
+        index = layout_index(shape, space)
         if space is MemorySpace.Acc:
-            if len(shape) not in (2, 3):
-                raise UnsupportedByModel("Acc tiles of rank other than 2 or 3")
-            index = nz_index(*shape) if len(shape) == 2 else nz_index_batch(*shape)
             pages = 1 if len(shape) == 2 else shape[0]
             nbytes = pages * _ceil(max(shape[-2], 1), FRACTAL) * _ceil(max(shape[-1], 1), FRACTAL) * eb
         else:
-            index = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
             nbytes = index.size * eb
         mem = self._mem(space)
         addr = self.placement if self.placement is not None else mem.alloc(nbytes)
-        return Ref(space, dt, addr + index.astype(np.int64) * eb)
+        return Ref(space, dt, addr + index * eb)
 
     def _new(self, values: np.ndarray, dt: DType, space: MemorySpace) -> Ref:
         r = self.fresh(values.shape, dt, space)
@@ -199,9 +193,18 @@ class HardwareInterpreter(Interpreter):
 
     def view(self, opdef: OpDef, src: Ref, args: dict[str, Any], static: bool) -> Ref:
         o = src.offs
+        dt: DType = args["dtype"] if opdef.reinterprets else src.dtype
+        eb, nb = sem.element_bytes(src.dtype), sem.element_bytes(dt)
+        shape = (*o.shape[:-1], o.shape[-1] * eb // nb) if opdef.reinterprets else \
+            tuple(args["shape"]) if "shape" in args and opdef.window is None else None
+        if shape is not None and opdef.relayouts(src.space, src.shape, shape):
+            # the device keeps the bytes (an alias of the operand's buffer from its base) and
+            # lays them out as a tile of the new shape: in Acc, the NZ blocks of that shape (a
+            # shape-changing reshape or reinterpret_view), not the operand's elements relabelled
+            return Ref(src.space, dt, src.base + layout_index(shape, src.space) * nb)
+        if opdef.reinterprets and eb == nb:
+            return Ref(src.space, dt, o.copy())  # the same element width: the same layout
         if opdef.reinterprets:
-            dt: DType = args["dtype"]
-            eb, nb = sem.element_bytes(src.dtype), sem.element_bytes(dt)
             n = o.shape[-1]
             if not np.array_equal(o, o[..., :1] + np.arange(n) * eb) or (n * eb) % nb:
                 raise UnsupportedByModel("reinterpret_view of a tile whose rows are not contiguous")

@@ -1,6 +1,6 @@
 """Symbolic soundness checks of the rewrite rules in ``egraph_tiles.rules``.
 
-Every rules module is read programmatically: egglog text (a module's ``RULES`` / ``SCHEMA``
+Every rules module is read programmatically: egglog text (a module's ``RULES`` / ``SCHEMA`` / ``RELAYOUT``
 strings) is parsed directly; Python ``egglog`` rulesets are rendered to egglog text through
 ``EGraph(save_egglog_string=True)``.  Each ``rule`` / ``rewrite`` then becomes a z3 claim
 
@@ -182,7 +182,7 @@ def collect(package: str = "egraph_tiles.rules") -> tuple[list[RuleSpec], Signat
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
         mod = importlib.import_module(f"{package}.{info.name}")
         texts = [v for k, v in vars(mod).items() if isinstance(v, str) and k.isupper()
-                 and "(" in v and k in ("RULES", "SCHEMA")]
+                 and "(" in v and k in ("RULES", "SCHEMA", "RELAYOUT")]
         imported = _imported_names(mod)
         for name, v in vars(mod).items():
             # a ruleset is attributed to the module that defines it, not to its importers
