@@ -38,7 +38,9 @@ by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (m
 
 CAP = 1 << 30  # known multiples are capped here (powers of two; products stay inside i64)
 
-SCHEMA = """
+#: The integer sort every client shares: the tile pass (``rules.offsets``, ``rules.multiples``) and
+#: the Acc-window check (``rules.windows``, which composes those rulesets with its own).
+IDX_SCHEMA = """
 (datatype Idx
   (NI i64 :unextractable)
   (Lit i64)
@@ -46,6 +48,9 @@ SCHEMA = """
   (Add Idx Idx)
   (Sub Idx Idx)
   (Mul Idx Idx))
+"""
+
+SCHEMA = IDX_SCHEMA + """
 (datatype Tile
   (NT i64 :unextractable)
   (Leaf String)
@@ -66,9 +71,10 @@ SCHEMA = """
 (function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
 
-#: The program arrives as rows of primitive tables (bulk-loaded with egglog's ``input``), and
-#: these rules state it as terms and leaf facts — one pass, no decision made here.
-LOAD = """
+#: Index expressions arrive as rows of primitive tables (bulk-loaded with egglog's ``input``) and
+#: these rules state them as ``Idx`` terms (ruleset ``load``; every client of ``Idx`` loads its
+#: integers through them, after ``rules.multiples`` declared ``LoopVar``).
+IDX_LOAD = """
 (relation IdxLitRow (i64 i64))
 (relation IdxSymRow (i64 String))
 (relation IdxAddRow (i64 i64 i64))
@@ -76,6 +82,20 @@ LOAD = """
 (relation IdxMulRow (i64 i64 i64))
 (relation SymDefRow (i64 i64))
 (relation LoopRow (i64 i64 i64))
+(ruleset load)
+(rule ((IdxLitRow k c)) ((union (NI k) (Lit c))) :ruleset load :name "load-literal")
+(rule ((IdxSymRow k s)) ((union (NI k) (Sym s))) :ruleset load :name "load-symbol")
+(rule ((IdxAddRow k a b)) ((union (NI k) (Add (NI a) (NI b)))) :ruleset load :name "load-add")
+(rule ((IdxSubRow k a b)) ((union (NI k) (Sub (NI a) (NI b)))) :ruleset load :name "load-sub")
+(rule ((IdxMulRow k a b)) ((union (NI k) (Mul (NI a) (NI b)))) :ruleset load :name "load-mul")
+; a scalar SSA definition or alias is unioned with what it names
+(rule ((SymDefRow s d)) ((union (NI s) (NI d))) :ruleset load :name "load-ssa-definition")
+(rule ((LoopRow v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
+"""
+
+#: The rest of the program arrives the same way: tiles, uses and roots as terms and leaf facts —
+#: one pass, no decision made here.
+LOAD = IDX_LOAD + """
 (relation LeafRow (i64 String String i64))
 (relation PitchRow (i64 i64))
 (relation PitchIdxRow (i64 i64))
@@ -87,15 +107,6 @@ LOAD = """
 (relation RootRRow (i64 i64))
 (relation RootTRow (i64 i64))
 (relation RootPairRow (i64 i64 i64))
-(ruleset load)
-(rule ((IdxLitRow k c)) ((union (NI k) (Lit c))) :ruleset load :name "load-literal")
-(rule ((IdxSymRow k s)) ((union (NI k) (Sym s))) :ruleset load :name "load-symbol")
-(rule ((IdxAddRow k a b)) ((union (NI k) (Add (NI a) (NI b)))) :ruleset load :name "load-add")
-(rule ((IdxSubRow k a b)) ((union (NI k) (Sub (NI a) (NI b)))) :ruleset load :name "load-sub")
-(rule ((IdxMulRow k a b)) ((union (NI k) (Mul (NI a) (NI b)))) :ruleset load :name "load-mul")
-; a scalar SSA definition or alias is unioned with what it names
-(rule ((SymDefRow s d)) ((union (NI s) (NI d))) :ruleset load :name "load-ssa-definition")
-(rule ((LoopRow v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
 (rule ((LeafRow k key mem bits)) ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits))
       :ruleset load :name "load-leaf")
 (rule ((PitchRow k c)) ((set (Pitch (NT k)) c)) :ruleset load :name "load-pitch")

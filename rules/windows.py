@@ -24,16 +24,21 @@ Beyond the seed (issue 15), every accumulator window must be *proven* contiguous
   of its own, so a 2-D window of one page (``tile.slice(acc3, [1, R, C], [b, r, c], drop_dims=[0])``)
   is judged against the page's rows.
 
-This module is egglog text run in a small e-graph of its own (``egraph_tiles.egraph.windows``
-encodes one function's dataflow as the facts below — bulk-loaded as the ``LOAD`` tables, whose
-``w_load`` rules rebuild the terms — and reads the violation facts back).
+This module is egglog text run in a small e-graph of its own (``PROGRAM``;
+``egraph_tiles.egraph.windows`` encodes one function's dataflow as the facts below — bulk-loaded
+as the index tables of ``rules.sorts`` and the ``LOAD`` tables, whose ``load`` rules rebuild the
+terms — and reads the violation facts back).
 
 Vocabulary (every id is an ``i64``: variables by ``Var.uid``, statements / loops / ifs by their
 program-order index; all of them are *structure*, encoded verbatim from the IR):
 
-``WOff``          scalar offsets: ``(WK 16)``, ``(WSym uid)`` (a parameter / loop variable / scalar
-                  SSA name — *unioned* with its definition), ``(WOpaque n)`` (anything else),
-                  ``WAdd`` / ``WSub`` / ``WMul``.
+``Idx``           scalar offsets, the tile pass's integer sort (``rules.sorts``): ``(Lit 16)``,
+                  ``(Sym "u12")`` (a parameter / loop variable / scalar SSA name, by ``Var.uid`` —
+                  *unioned* with its definition), ``(Sym "o3")`` (anything else, opaque),
+                  ``Add`` / ``Sub`` / ``Mul``; loaded through the ``rules.sorts`` index tables,
+                  folded by ``rules.offsets`` and given known multiples (``Mult``, a loop
+                  variable's through ``LoopVar``) by ``rules.multiples`` — the same rulesets as
+                  the tile pass, composed into this program (``PROGRAM``).
 ``WExt``          an all-constant extent: ``(WExt "FP32" (WCons 16 (WCons 32 (WNil))))``.
 ``(w_tile v mem bits rank)``   v is a tile in memory ``mem`` ("Acc", "Vec", ..., "?" when unset).
 ``(w_dim v i n)``              dimension i of v is the constant n.
@@ -50,12 +55,10 @@ program-order index; all of them are *structure*, encoded verbatim from the IR):
 ``(w_op_fresh op)``            registry: neither — the output is a value of its own.
 ``(w_iter L k ia init)`` / ``(w_yield L k y)`` / ``(w_loop_ret L k ret)``   for / while carries.
 ``(w_bounds L start stop step)``  a ``for`` loop's bounds (folded by the offset rules).
-``(w_loopvar u L)``            scalar ``u`` is the loop variable of ``for`` loop L.
 ``(w_if I k then_y else_y ret)``  an if's k-th merged value.
 
 Derived, in the order the rules below build them:
 
-``(w_mult o)``        a power of two dividing offset o's value (known-multiple lattice, merge max).
 ``(w_ident v src)``   an identity-preserving edge whose ends have the same extent.
 ``(w_root v)``        v provably names no window: its own storage is a parent.
 ``(w_names v P r c)`` v names the window of root parent P at offset (r, c) on every path.
@@ -81,17 +84,9 @@ cycle through a loop's back edge can grow an offset.  Values with no fact — an
 shape-changing reshape — name no window and are not checked here.
 """
 
-from .sorts import CAP
+from . import multiples, offsets, sorts
 
 SCHEMA = """
-(datatype WOff
-  (WN i64 :unextractable)
-  (WK i64)
-  (WSym i64)
-  (WOpaque i64)
-  (WAdd WOff WOff)
-  (WSub WOff WOff)
-  (WMul WOff WOff))
 (datatype WDims (WD i64 :unextractable) (WNil) (WCons i64 WDims))
 (datatype WExtent (WExt String WDims))
 
@@ -99,8 +94,8 @@ SCHEMA = """
 (relation w_dim (i64 i64 i64))
 (relation w_ext (i64 WExtent))
 (relation w_param (i64))
-(relation w_slice (i64 i64 WOff WOff))
-(relation w_slice3 (i64 i64 WOff WOff WOff))
+(relation w_slice (i64 i64 Idx Idx))
+(relation w_slice3 (i64 i64 Idx Idx Idx))
 (relation w_alias (i64 i64))
 (relation w_call (i64 i64))
 (relation w_arg (i64 i64 i64))
@@ -111,99 +106,64 @@ SCHEMA = """
 (relation w_iter (i64 i64 i64 i64))
 (relation w_yield (i64 i64 i64))
 (relation w_loop_ret (i64 i64 i64))
-(relation w_bounds (i64 WOff WOff WOff))
-(relation w_loopvar (i64 i64))
+(relation w_bounds (i64 Idx Idx Idx))
 (relation w_if (i64 i64 i64 i64 i64))
 
-(function w_mult (WOff) i64 :merge (max old new))
 (relation w_dims2 (i64 i64 i64))
 (relation w_acc_parent (i64 i64))
 (relation w_acc_cols (i64 i64))
 (relation w_ident (i64 i64))
 (relation w_root (i64))
-(relation w_names (i64 i64 WOff WOff))
+(relation w_names (i64 i64 Idx Idx))
 (function w_ge1 (i64) i64 :merge (max old new))
 (function w_le1 (i64) i64 :merge (max old new))
-(relation w_may (i64 i64 WOff WOff i64))
+(relation w_may (i64 i64 Idx Idx i64))
 (relation w_dest (i64 i64))
-(relation w_check (i64 i64 i64 i64 i64 WOff i64))
-(function w_ok (i64 i64 i64 WOff) i64 :merge (max old new))
+(relation w_check (i64 i64 i64 i64 i64 Idx i64))
+(function w_ok (i64 i64 i64 Idx) i64 :merge (max old new))
 (relation w_probe (i64 i64 i64 i64))
 (relation w_contig (i64 i64 i64 i64))
 (relation w_dprobe (i64 i64 i64 i64))
 (relation w_dyn_contig (i64 i64 i64 i64))
 (relation w_noncontig (i64 i64 i64 i64))
 (relation w_mid_block (i64 i64 i64 i64))
-(relation w_violation (i64 i64 i64 i64 i64 WOff i64))
+(relation w_violation (i64 i64 i64 i64 i64 Idx i64))
 (relation w_viol_k (i64 i64 i64 i64 i64 i64 i64))
 (relation w_viol_m (i64 i64 i64 i64 i64 i64 i64))
 """
 
 LOAD = """
-(relation WKRow (i64 i64))
-(relation WSymRow (i64 i64))
-(relation WOpaqueRow (i64 i64))
-(relation WAddRow (i64 i64 i64))
-(relation WSubRow (i64 i64 i64))
-(relation WMulRow (i64 i64 i64))
-(relation WDefRow (i64 i64))
 (relation WNilRow (i64))
 (relation WConsRow (i64 i64 i64))
 (relation WExtRow (i64 String i64))
 (relation WSliceRow (i64 i64 i64 i64))
 (relation WSlice3Row (i64 i64 i64 i64 i64))
 (relation WBoundsRow (i64 i64 i64 i64))
-(ruleset w_load)
 ; bulk loading (``egraph_tiles.egraph.schedule.load_tables``): each row names a term by a node id
-; (``WN`` / ``WD``); these rules rebuild the terms the vocabulary above describes.  Structure only.
-(rule ((WKRow n k)) ((union (WN n) (WK k))) :ruleset w_load :name "w-load-constant")
-(rule ((WSymRow n u)) ((union (WN n) (WSym u))) :ruleset w_load :name "w-load-symbol")
-(rule ((WOpaqueRow n k)) ((union (WN n) (WOpaque k))) :ruleset w_load :name "w-load-opaque")
-(rule ((WAddRow n a b)) ((union (WN n) (WAdd (WN a) (WN b)))) :ruleset w_load :name "w-load-add")
-(rule ((WSubRow n a b)) ((union (WN n) (WSub (WN a) (WN b)))) :ruleset w_load :name "w-load-sub")
-(rule ((WMulRow n a b)) ((union (WN n) (WMul (WN a) (WN b)))) :ruleset w_load :name "w-load-mul")
-; a scalar SSA definition is unioned with what it names
-(rule ((WDefRow u n)) ((union (WSym u) (WN n))) :ruleset w_load :name "w-load-ssa-definition")
-(rule ((WNilRow n)) ((union (WD n) (WNil))) :ruleset w_load :name "w-load-dims-nil")
-(rule ((WConsRow n d t)) ((union (WD n) (WCons d (WD t)))) :ruleset w_load :name "w-load-dims-cons")
-(rule ((WExtRow v dt n)) ((w_ext v (WExt dt (WD n)))) :ruleset w_load :name "w-load-extent")
-(rule ((WSliceRow v src r c)) ((w_slice v src (WN r) (WN c))) :ruleset w_load :name "w-load-slice")
-(rule ((WSlice3Row v src b r c)) ((w_slice3 v src (WN b) (WN r) (WN c)))
-      :ruleset w_load :name "w-load-page-slice")
-(rule ((WBoundsRow L a b st)) ((w_bounds L (WN a) (WN b) (WN st))) :ruleset w_load :name "w-load-bounds")
+; (``NI`` for offsets — the index tables of ``rules.sorts`` — and ``WD`` for dimension lists);
+; these rules, in the same ``load`` ruleset as the index ones, rebuild the terms the vocabulary
+; above describes.  Structure only.
+(rule ((WNilRow n)) ((union (WD n) (WNil))) :ruleset load :name "w-load-dims-nil")
+(rule ((WConsRow n d t)) ((union (WD n) (WCons d (WD t)))) :ruleset load :name "w-load-dims-cons")
+(rule ((WExtRow v dt n)) ((w_ext v (WExt dt (WD n)))) :ruleset load :name "w-load-extent")
+(rule ((WSliceRow v src r c)) ((w_slice v src (NI r) (NI c))) :ruleset load :name "w-load-slice")
+(rule ((WSlice3Row v src b r c)) ((w_slice3 v src (NI b) (NI r) (NI c)))
+      :ruleset load :name "w-load-page-slice")
+(rule ((WBoundsRow L a b st)) ((w_bounds L (NI a) (NI b) (NI st))) :ruleset load :name "w-load-bounds")
 """
 
-RULES = f"""
+RULES = """
 (ruleset windows)
 (ruleset w_may_rules)
 (ruleset w_verdict)
 
-; ---- offsets: constant folding, so chained slices accumulate a constant column offset
-; (seed: "chained slices are peeled, offsets accumulated"; scalar SSA definitions are unioned)
-(rewrite (WAdd (WK a) (WK b)) (WK (+ a b)) :ruleset windows :name "w-fold-add")
-(rewrite (WSub (WK a) (WK b)) (WK (- a b)) :ruleset windows :name "w-fold-sub")
-(rewrite (WMul (WK a) (WK b)) (WK (* a b)) :ruleset windows :name "w-fold-mul")
-(rewrite (WAdd x (WK 0)) x :ruleset windows :name "w-add-zero-r")
-(rewrite (WAdd (WK 0) x) x :ruleset windows :name "w-add-zero-l")
-
-; ---- known multiples of offsets (seed: "Dynamic offsets are also kept zero-copy when scalar SSA
-; arithmetic proves that their known multiple ..."; issue 15: a dynamic accumulator offset is
-; accepted only when its known multiple proves the window cannot cross a block).  A power of two;
-; merge = max (two true power-of-two divisors: the larger one is true too); capped at 2^30.
-(rule ((= t (WK k)) (!= k 0) (> k -9223372036854775807)) ((set (w_mult t) (min (& k (- 0 k)) {CAP})))
-      :ruleset windows :name "w-mult-constant")
-(rule ((= t (WK 0))) ((set (w_mult t) {CAP})) :ruleset windows :name "w-mult-zero")
-(rule ((= t (WSym u))) ((set (w_mult t) 1)) :ruleset windows :name "w-mult-symbol")
-(rule ((= t (WOpaque n))) ((set (w_mult t) 1)) :ruleset windows :name "w-mult-opaque")
-(rule ((= t (WAdd a b)) (= ma (w_mult a)) (= mb (w_mult b))) ((set (w_mult t) (min ma mb)))
-      :ruleset windows :name "w-mult-add")
-(rule ((= t (WSub a b)) (= ma (w_mult a)) (= mb (w_mult b))) ((set (w_mult t) (min ma mb)))
-      :ruleset windows :name "w-mult-sub")
-(rule ((= t (WMul a b)) (= ma (w_mult a)) (= mb (w_mult b))) ((set (w_mult t) (min (* ma mb) {CAP})))
-      :ruleset windows :name "w-mult-mul")
-; the variable of pl.range(start, stop, step) takes start + i*step: a multiple of gcd(start, step)
-(rule ((w_loopvar u L) (w_bounds L a b st) (= ma (w_mult a)) (= ms (w_mult st)))
-      ((set (w_mult (WSym u)) (min ma ms))) :ruleset windows :name "w-mult-loop-var")
+; ---- offsets are ``Idx`` terms: constant folding (so chained slices accumulate a constant column
+; offset; seed: "chained slices are peeled, offsets accumulated") is ``rules.offsets``, and their
+; known multiples (seed: "Dynamic offsets are also kept zero-copy when scalar SSA arithmetic proves
+; that their known multiple ..."; issue 15: a dynamic accumulator offset is accepted only when its
+; known multiple proves the window cannot cross a block) are ``rules.multiples`` (``Mult``; a
+; ``pl.range`` variable's through the ``LoopVar`` facts the encoder states) — both composed into
+; this program by ``SCHEDULE``, not written again here.
 
 ; ---- extents (seed: "an edge is recorded only when both ends provably describe the same window
 ; extent — same rank, same dtype, and every dimension a compile-time constant of the same value")
@@ -262,7 +222,7 @@ RULES = f"""
       ((w_names v src r c)) :ruleset windows :name "w-names-page-slice")
 ; seed "chained slices are peeled, offsets accumulated"
 (rule ((w_slice v src r c) (w_names src p r0 c0))
-      ((w_names v p (WAdd r0 r) (WAdd c0 c))) :ruleset windows :name "w-names-peel")
+      ((w_names v p (Add r0 r) (Add c0 c))) :ruleset windows :name "w-names-peel")
 ; alias / registry view / registry write-back / loop iter-arg, between equal extents
 (rule ((w_ident v src) (w_names src p r c))
       ((w_names v p r c)) :ruleset windows :name "w-names-ident")
@@ -280,9 +240,9 @@ RULES = f"""
 ; ---- trip counts: 0 for every carrying loop, 1 once proven (constant bounds, step > 0); a
 ; ``while`` has no bounds and proves nothing
 (rule ((w_iter L k ia init)) ((set (w_ge1 L) 0) (set (w_le1 L) 0)) :ruleset windows :name "w-trips-unknown")
-(rule ((w_bounds L (WK a) (WK b) (WK st)) (> st 0) (< a b))
+(rule ((w_bounds L (Lit a) (Lit b) (Lit st)) (> st 0) (< a b))
       ((set (w_ge1 L) 1)) :ruleset windows :name "w-runs-at-least-once")
-(rule ((w_bounds L (WK a) (WK b) (WK st)) (> st 0) (>= (+ a st) b))
+(rule ((w_bounds L (Lit a) (Lit b) (Lit st)) (> st 0) (>= (+ a st) b))
       ((set (w_le1 L) 1)) :ruleset windows :name "w-runs-at-most-once")
 
 ; ---- may-name (issue 15): every window a value may name, with the first branch point on the
@@ -294,9 +254,9 @@ RULES = f"""
       :ruleset w_may_rules :name "w-may-ident")
 ; a slice strictly smaller than its source: offsets accumulate (the peel, on every path)
 (rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< h hs))
-      ((w_may v p (WAdd r0 r) (WAdd c0 c) via)) :ruleset w_may_rules :name "w-may-peel-rows")
+      ((w_may v p (Add r0 r) (Add c0 c) via)) :ruleset w_may_rules :name "w-may-peel-rows")
 (rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< w ws))
-      ((w_may v p (WAdd r0 r) (WAdd c0 c) via)) :ruleset w_may_rules :name "w-may-peel-cols")
+      ((w_may v p (Add r0 r) (Add c0 c) via)) :ruleset w_may_rules :name "w-may-peel-cols")
 ; a slice as large as its source is, in bounds, the source itself (offset 0)
 (rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_ext v e) (w_ext src e))
       ((w_may v p r0 c0 via)) :ruleset w_may_rules :name "w-may-peel-same-extent")
@@ -338,9 +298,9 @@ RULES = f"""
 (rule ((w_dest s v) (w_may v p r c via) (w_dims2 v rows cols) (w_acc_parent p pr))
       ((w_check s v p rows cols c via) (set (w_ok p rows cols c) 0))
       :ruleset w_may_rules :name "w-check-dest")
-(rule ((w_check s v p rows cols (WK k) via)) ((w_probe p rows cols k))
+(rule ((w_check s v p rows cols (Lit k) via)) ((w_probe p rows cols k))
       :ruleset w_may_rules :name "w-probe-constant")
-(rule ((w_check s v p rows cols c via) (= m (w_mult c))) ((w_dprobe p rows cols m))
+(rule ((w_check s v p rows cols c via) (= m (Mult c))) ((w_dprobe p rows cols m))
       :ruleset w_may_rules :name "w-probe-multiple")
 
 ; ---- THE contiguity rules, positive (seed: "A window is therefore contiguous only when it spans
@@ -371,9 +331,9 @@ RULES = f"""
 (rule ((w_dprobe p rows cols m) (w_acc_parent p rows) (w_acc_cols p pc) (> cols 0)
        (>= (- pc cols) 0) (< (- pc cols) m))
       ((w_dyn_contig p rows cols m)) :ruleset w_may_rules :name "w-dyn-contiguous-only-offset-0")
-(rule ((w_check s v p rows cols (WK k) via) (w_contig p rows cols k))
-      ((set (w_ok p rows cols (WK k)) 1)) :ruleset w_may_rules :name "w-ok-constant")
-(rule ((w_check s v p rows cols c via) (= m (w_mult c)) (w_dyn_contig p rows cols m))
+(rule ((w_check s v p rows cols (Lit k) via) (w_contig p rows cols k))
+      ((set (w_ok p rows cols (Lit k)) 1)) :ruleset w_may_rules :name "w-ok-constant")
+(rule ((w_check s v p rows cols c via) (= m (Mult c)) (w_dyn_contig p rows cols m))
       ((set (w_ok p rows cols c) 1)) :ruleset w_may_rules :name "w-ok-multiple")
 
 ; ---- why a constant window is not contiguous (the message), each proved with z3 by a witness
@@ -391,11 +351,19 @@ RULES = f"""
 ; proof exists"); the driver turns each into a ValueError naming the path
 (rule ((w_check s v p rows cols c via) (= 0 (w_ok p rows cols c)))
       ((w_violation s v p rows cols c via)) :ruleset w_verdict :name "w-violation")
-(rule ((w_violation s v p rows cols (WK k) via))
+(rule ((w_violation s v p rows cols (Lit k) via))
       ((w_viol_k s v p rows cols k via)) :ruleset w_verdict :name "w-violation-constant-offset")
-(rule ((w_violation s v p rows cols c via) (= m (w_mult c)))
+(rule ((w_violation s v p rows cols c via) (= m (Mult c)))
       ((w_viol_m s v p rows cols m via)) :ruleset w_verdict :name "w-violation-dynamic-offset")
 """
 
-SCHEDULE = ("(run-schedule (saturate (seq (saturate (run windows)) (run w_may_rules))) "
+#: The whole program: the shared ``Idx`` sort with its loading tables, the offsets and
+#: known-multiple rulesets of the tile pass, then this module's vocabulary and rules.
+PROGRAM = "\n".join([sorts.IDX_SCHEMA, offsets.RULES, multiples.RULES, sorts.IDX_LOAD, SCHEMA,
+                     LOAD, RULES,
+                     "(unstable-combined-ruleset w_facts windows offsets multiples)"])
+
+#: ``windows`` with the offsets / known-multiple rulesets (``w_facts``) to a fixpoint between
+#: rounds of the may-name rules, then the verdict stratum.
+SCHEDULE = ("(run-schedule (saturate (seq (saturate (run w_facts)) (run w_may_rules))) "
             "(saturate (run w_verdict)))")

@@ -117,7 +117,7 @@ def load(eg: eb.EGraph, commands: list[str]) -> None:
 def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "load") -> None:
     """Bulk-load table rows with ``input`` (a temporary TSV per table; thousands of single
     commands would each be compiled as a rule), then run ``ruleset`` once (the engine's
-    ``load``; the Acc-window check's own e-graph names its loading rules ``w_load``)."""
+    ``load``, which the Acc-window check's own e-graph shares)."""
     import os
     import tempfile
 

@@ -27,15 +27,16 @@ from ..rules import windows as rules
 from .calls import callee_name, param_uses, returned_param
 from .schedule import egglog_errors, load_tables, prepared, release
 
-_ARITH = {"+": "WAddRow", "-": "WSubRow", "*": "WMulRow"}
+_ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 Rows = dict[str, list[tuple]]
-_PROGRAM = rules.SCHEMA + rules.LOAD + rules.RULES
+_PROGRAM = rules.PROGRAM
 
 
 @dataclass
 class _Encoding:
     """The facts for one function (rows of the relations and ``LOAD`` tables of
-    ``rules.windows``) plus what the message needs to name things.  Statements are numbered by
+    ``rules.windows``, offsets as the ``Idx`` rows of ``rules.sorts``) plus what the message
+    needs to name things.  Statements are numbered by
     their program point and storage sharing is read from the function's memory effects
     (``ir.effects``); variables are spelled by ``Var.uid`` in the rows."""
 
@@ -47,7 +48,9 @@ class _Encoding:
     vars: dict[int, Var] = field(default_factory=dict)
     op_ids: dict[str, int] = field(default_factory=dict)
     opaque: int = 0
-    nodes: int = 0  # ids of WOff / WDims nodes (``WN`` / ``WD``)
+    nodes: int = 0  # ids of Idx / WDims nodes (``NI`` / ``WD``)
+    #: the ``NI`` id of each scalar variable's ``(Sym "u<uid>")``, by ``Var.uid``
+    syms: dict[int, int] = field(default_factory=dict)
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
     #: the values sharing storage with an operand a registered op writes (``relevant``)
     written: set[Var] = field(default_factory=set)
@@ -90,24 +93,31 @@ class _Encoding:
                 self.row("WNilRow", n)
         return self.dims[dims]
 
+    def sym(self, uid: int) -> int:
+        """The ``NI`` id of scalar variable ``uid``'s symbol (one per variable)."""
+        if uid not in self.syms:
+            n = self.syms[uid] = self.node()
+            self.row("IdxSymRow", n, f"u{uid}")
+        return self.syms[uid]
+
     def off(self, e: Expr) -> int:
-        """A scalar offset as the ``WN`` id of a ``WOff`` term (anything not affine is a fresh
-        opaque leaf)."""
-        n = self.node()
+        """A scalar offset as the ``NI`` id of an ``Idx`` term (anything not affine is a fresh
+        opaque symbol)."""
         k = const_int(e)
+        if k is None and isinstance(e, VarRef):
+            return self.sym(e.var.uid)
+        n = self.node()
         if k is not None:
-            self.row("WKRow", n, k)
-        elif isinstance(e, VarRef):
-            self.row("WSymRow", n, e.var.uid)
+            self.row("IdxLitRow", n, k)
         elif isinstance(e, BinOp) and e.op in _ARITH:
             self.row(_ARITH[e.op], n, self.off(e.lhs), self.off(e.rhs))
         elif isinstance(e, Neg):
             zero = self.node()
-            self.row("WKRow", zero, 0)
-            self.row("WSubRow", n, zero, self.off(e.operand))
+            self.row("IdxLitRow", zero, 0)
+            self.row("IdxSubRow", n, zero, self.off(e.operand))
         else:
             self.opaque += 1
-            self.row("WOpaqueRow", n, self.opaque)
+            self.row("IdxSymRow", n, f"o{self.opaque}")
         return n
 
     def stmt(self, s: Stmt) -> int:
@@ -166,18 +176,17 @@ class _Encoding:
             elif isinstance(s, ForStmt):
                 loops.append(s)
         # a loop's bounds matter when it carries a relevant value (``w-two-trips``) or its
-        # variable occurs in a stated offset (``w_loopvar`` multiples), transitively
+        # variable occurs in a stated offset (``LoopVar`` multiples), transitively
         while True:
-            syms = {r[1] for r in self.rows["WSymRow"]}
-            todo = [s for s in loops if s.loop_var.uid in syms
+            todo = [s for s in loops if s.loop_var.uid in self.syms
                     or any(self.relevant(ia) for ia in s.iter_args)]
             if not todo:
                 break
             loops = [s for s in loops if s not in todo]
             for s in todo:
-                self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
-                         self.off(s.step))
-                self.row("w_loopvar", s.loop_var.uid, self.stmt(s))
+                start, step = self.off(s.start), self.off(s.step)
+                self.row("WBoundsRow", self.stmt(s), start, self.off(s.stop), step)
+                self.row("LoopRow", self.sym(s.loop_var.uid), start, step)
 
     def sharing(self) -> None:
         """Aliases, loop carries and if merges, from the storage edges of the effects."""
@@ -210,7 +219,7 @@ class _Encoding:
         elif isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg)) or \
                 isinstance(v, VarRef) and not isinstance(t.type, TileType):
             # scalar SSA definitions and plain aliases are unioned with what they name
-            self.row("WDefRow", t.uid, self.off(v))
+            self.row("SymDefRow", self.sym(t.uid), self.off(v))
 
     def call(self, sid: int, c: Call, target: Var | None) -> None:
         d = lookup(c.op)
@@ -318,11 +327,12 @@ class Violation:
 
 def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
-    input relations and the ``LOAD`` tables of ``rules.windows``); the rows of the violation
+    input relations, the ``LOAD`` tables of ``rules.windows`` and the index tables of
+    ``rules.sorts``); the rows of the violation
     relations (and of ``w_noncontig`` / ``w_mid_block``)."""
     eg = prepared(_PROGRAM)
     # bulk-loaded with egglog's ``input`` (one command per table, linear in the facts)
-    load_tables(eg, {t: r for t, r in rows.items() if r}, ruleset="w_load")
+    load_tables(eg, {t: r for t, r in rows.items() if r})
     eg.run_program(*eg.parse_program(rules.SCHEDULE))
     frozen = eg.freeze().functions
     out: dict[str, list[list[int]]] = {}

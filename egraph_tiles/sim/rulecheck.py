@@ -384,9 +384,6 @@ INTERP: dict[str, Callable[..., Any]] = {
     "lin_mod": lambda k, a, s: k.positive(a[1], floormod(a[0], a[1])),
     "rem_floordiv": lambda k, a, s: k.remainder(a, s, floordiv),
     "rem_mod": lambda k, a, s: k.remainder(a, s, floormod),
-    # rules/windows.py: window offsets denote integers
-    "WK": lambda k, a, s: a[0], "WAdd": lambda k, a, s: a[0] + a[1],
-    "WSub": lambda k, a, s: a[0] - a[1], "WMul": lambda k, a, s: a[0] * a[1],
     "lin_quot": lambda k, a, s: k.quot_rem(a, s)[0],
     "lin_rem": lambda k, a, s: k.quot_rem(a, s)[1],
 }
@@ -530,7 +527,6 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
     "w_dprobe": _dprobe_fact,
     "w_dyn_contig": _dyn_contig_fact,
     "w_acc_cols": lambda k, a, v: _acc_cols(a[0]) == a[1],
-    "w_mult": lambda k, a, v: _mult_fact(a[0], v),
     "w_mid_block": lambda k, a, v: z3.And(a[1] == _acc_rows(a[0]),
                                           PRIMS["%"](a[3], NUM.val(16)) != 0),
 }
