@@ -24,6 +24,12 @@ a loop-variable row offset that is never 0) and a column window of ``x_vec`` wri
 a store of ``x_vec`` so a corrupted or lost write is observable. Every window is in bounds for
 every trip. The generator itself is
 :mod:`egraph_tiles.dsl.generate` (also used by the parse benchmark).
+
+Issue 15's boundary shapes have strategies of their own: :func:`acc_reshape_cases` (a reshape of
+an Acc tile, to its own shape or another, accumulated into, read or unused) and
+:func:`mat_call_cases` (a Mat window passed to a program function that uses it as a matmul
+operand, and the accepted neighbours); each returns ``(program, inputs, scalars, domain)`` for
+the soundness judge.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import egraph_tiles as et
 from egraph_tiles.dsl.generate import ROW_OFF_MAX, generate_program_text
 from egraph_tiles.ir.stmts import Program
 
-__all__ = ["ROW_OFF_MAX", "program_texts", "programs"]
+__all__ = ["ROW_OFF_MAX", "acc_reshape_cases", "mat_call_cases", "program_texts", "programs"]
 
 T = TypeVar("T")
 
@@ -162,3 +168,173 @@ def loop_window_texts(draw, with_shape: bool = False):
     tags = {off_kind, f"write-{write}", "nested" if nested else "single",
             "if" if guarded else "no-if", "sliced-outside" if outside else "sliced-inside"}
     return (text, tags) if with_shape else text
+
+
+# ------------------------------------------------------------------ issue 15: Acc reshapes, Mat callees
+
+#: a kernel with a ``[m, n]`` accumulator ``acc`` (a matmul, or a matmul_acc into one) and Left /
+#: Right operands ``lw`` / ``rw`` whose product is ``[R, C]`` (the reshape's shape)
+ACC_RESHAPE_KERNEL = """
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[64, 16], pl.FP16], b: pl.Tensor[[16, 64], pl.FP16],
+               flag: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[{o}], pl.FP32]]) -> pl.Tensor[[{o}], pl.FP32]:
+        a_mat = pl.tile.load(a, [0, 0], [64, 16], target_memory=pl.Mem.Mat)
+        b_mat = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+        lm = pl.tile.extract(a_mat, 0, 0, shape=[{m}, 16], target_memory=pl.Mem.Left)
+        rn = pl.tile.extract(b_mat, 0, 0, shape=[16, {n}], target_memory=pl.Mem.Right)
+        lw = pl.tile.extract(a_mat, 0, 0, shape=[{R}, 16], target_memory=pl.Mem.Left)
+        rw = pl.tile.extract(b_mat, 0, 0, shape=[16, {C}], target_memory=pl.Mem.Right)
+{body}
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def accum(self, w: pl.Tile[[{R}, {C}], pl.FP32, pl.Mem.Acc], lt: pl.Tile[[{R}, 16], pl.FP16, pl.Mem.Left],
+              rt: pl.Tile[[16, {C}], pl.FP16, pl.Mem.Right]) -> pl.Tile[[{R}, {C}], pl.FP32, pl.Mem.Acc]:
+        w2 = pl.tile.matmul_acc(w, lt, rt)
+        return w2
+"""
+ACC_RESHAPE_PARENTS = {
+    "matmul": ["acc = pl.tile.matmul(lm, rn)"],
+    "accumulated": ["acc0 = pl.tile.matmul(lm, rn)", "acc = pl.tile.matmul_acc(acc0, lm, rn)"],
+}
+RESHAPE = "r = pl.tile.reshape(acc, [{R}, {C}])"
+#: what happens to the reshaped accumulator ``r``, and which tile is stored (``src``: the
+#: parent, whose elements a write through ``r`` garbles; ``view``: the reshaped one)
+ACC_RESHAPE_ROUTES = {
+    "matmul_acc-then-source": ([RESHAPE, "r2 = pl.tile.matmul_acc(r, lw, rw)",
+                                "out = pl.store(acc, [0, 0], out)"], "src"),
+    "matmul_acc-then-view": ([RESHAPE, "r2 = pl.tile.matmul_acc(r, lw, rw)",
+                              "out = pl.store(r2, [0, 0], out)"], "view"),
+    "read": ([RESHAPE, "out = pl.store(r, [0, 0], out)"], "view"),
+    "alias": ([RESHAPE, "q = r", "pl.tile.matmul_acc(q, lw, rw)",
+               "out = pl.store(acc, [0, 0], out)"], "src"),
+    "if": (["if flag > 0:", "    " + RESHAPE, "    y = pl.yield_(r)", "else:",
+            "    z = pl.tile.matmul(lw, rw)", "    y = pl.yield_(z)",
+            "y2 = pl.tile.matmul_acc(y, lw, rw)", "out = pl.store(y2, [0, 0], out)"], "view"),
+    "loop": ([RESHAPE, "for i, (it,) in pl.range({trips}, init_values=(r,)):",
+              "    c = pl.tile.matmul_acc(it, lw, rw)", "    res = pl.yield_(c)",
+              "out = pl.store(acc, [0, 0], out)"], "src"),
+    "call": ([RESHAPE, "r2 = self.accum(r, lw, rw)", "out = pl.store(acc, [0, 0], out)"], "src"),
+    # accepted whatever the shape: nothing uses the reshape, or it reshapes a Vec tile
+    "unused": ([RESHAPE, "out = pl.store(acc, [0, 0], out)"], "src"),
+    "moved-to-vec": (["v = pl.tile.move(acc, target_memory=pl.Mem.Vec)",
+                      "r = pl.tile.reshape(v, [{R}, {C}])", "out = pl.store(r, [0, 0], out)"],
+                     "view"),
+}
+#: routes whose program computes right whatever the shape
+ACC_RESHAPE_SAFE = {"unused", "moved-to-vec"}
+
+
+def _reshape_shapes(m: int, n: int) -> list[tuple[int, int]]:
+    """2-D shapes of whole 16 x 16 blocks with ``m * n`` elements (the same shape included)."""
+    return [(r, m * n // r) for r in range(16, 65, 16)
+            if (m * n) % r == 0 and (m * n // r) % 16 == 0 and m * n // r <= 64]
+
+
+@st.composite
+def acc_reshape_cases(draw, with_shape: bool = False):
+    """A ``tile.reshape`` of a ``[m, n]`` Acc tile (m, n in 16..48) to a 2-D shape of the same
+    size — the same shape, or another one — whose result is accumulated into (the parent or the
+    reshape read back; through an alias, an ``if`` arm, a loop carry or a program function),
+    read, or not used at all; or a reshape of the tile moved to Vec.  Returns (program, inputs,
+    scalars, domain); ``with_shape`` also returns (route, shape changed, parent)."""
+    from simkit import inputs_for
+
+    m, n = draw(st.sampled_from([16, 32, 48])), draw(st.sampled_from([16, 32]))
+    shapes = _reshape_shapes(m, n)
+    changed = [s for s in shapes if s != (m, n)]
+    same = not changed or draw(st.booleans())
+    R, C = (m, n) if same else draw(st.sampled_from(changed))
+    parent = draw(st.sampled_from(list(ACC_RESHAPE_PARENTS)))
+    route = draw(st.sampled_from(list(ACC_RESHAPE_ROUTES)))
+    lines, stored = ACC_RESHAPE_ROUTES[route]
+    body = [ln.format(R=R, C=C, trips=draw(st.integers(1, 2)))
+            for ln in ACC_RESHAPE_PARENTS[parent] + lines]
+    o = f"{m}, {n}" if stored == "src" else f"{R}, {C}"
+    text = ACC_RESHAPE_KERNEL.format(m=m, n=n, R=R, C=C, o=o,
+                                     body="\n".join(" " * 8 + ln for ln in body))
+    p = et.verify_program(et.parse_program(text, filename="<generated>"))
+    case = (p, inputs_for(p, draw(st.integers(0, 2**16))), {"flag": draw(st.integers(-1, 2))},
+            {"flag": [-1, 0, 1, 2]})
+    return (*case, (route, not same, parent)) if with_shape else case
+
+
+#: a kernel passing a Mat tile or a window of one to a program function that uses it as a
+#: matmul operand (``mm_r`` right, ``mm_l`` left, ``mm_nest`` through another function), copies it
+#: to Right first (``mm_x``), or using the window as a matmul operand itself
+MAT_CALL_KERNEL = """
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[32, 16], pl.FP16], b: pl.Tensor[[16, 64], pl.FP16],
+               out: pl.Out[pl.Tensor[[16, {C}], pl.FP32]]) -> pl.Tensor[[16, {C}], pl.FP32]:
+        a_mat = pl.tile.load(a, [0, 0], [32, 16], target_memory=pl.Mem.Mat)
+        b_mat = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+        lt = pl.tile.extract(a_mat, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+        rt = pl.tile.extract(b_mat, 0, 0, shape=[16, {C}], target_memory=pl.Mem.Right)
+{body}
+        out = pl.store(o, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm_r(self, l: pl.Tile[[16, 16], pl.FP16, pl.Mem.Left],
+             r: pl.Tile[[16, {C}], pl.FP16, pl.Mem.Mat]) -> pl.Tile[[16, {C}], pl.FP32, pl.Mem.Acc]:
+        y = pl.tile.matmul(l, r)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm_l(self, l: pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat],
+             r: pl.Tile[[16, {C}], pl.FP16, pl.Mem.Right]) -> pl.Tile[[16, {C}], pl.FP32, pl.Mem.Acc]:
+        y = pl.tile.matmul(l, r)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm_nest(self, l: pl.Tile[[16, 16], pl.FP16, pl.Mem.Left],
+                r: pl.Tile[[16, {C}], pl.FP16, pl.Mem.Mat]) -> pl.Tile[[16, {C}], pl.FP32, pl.Mem.Acc]:
+        y = self.mm_r(l, r)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm_x(self, l: pl.Tile[[16, 16], pl.FP16, pl.Mem.Left],
+             r: pl.Tile[[16, {C}], pl.FP16, pl.Mem.Mat]) -> pl.Tile[[16, {C}], pl.FP32, pl.Mem.Acc]:
+        rr = pl.tile.extract(r, 0, 0, shape=[16, {C}], target_memory=pl.Mem.Right)
+        y = pl.tile.matmul(l, rr)
+        return y
+"""
+MAT_WINDOW = "w = pl.tile.slice(b_mat, [16, {C}], [0, {c0}])"
+#: route -> (body lines, whether the pass must reject it: a Mat window reaching a callee's
+#: matmul operand has no data path to be materialized by)
+MAT_CALL_ROUTES = {
+    "window-right": ([MAT_WINDOW, "o = self.mm_r(lt, w)"], True),
+    "window-left": (["w = pl.tile.slice(a_mat, [16, 16], [{r0}, 0])", "o = self.mm_l(w, rt)"], True),
+    "window-alias": ([MAT_WINDOW, "wa = w", "o = self.mm_r(lt, wa)"], True),
+    "window-nested": ([MAT_WINDOW, "o = self.mm_nest(lt, w)"], True),
+    "window-copied-by-callee": ([MAT_WINDOW, "o = self.mm_x(lt, w)"], False),
+    "window-in-kernel": ([MAT_WINDOW, "o = pl.tile.matmul(lt, w)"], False),
+    "whole-tile": (["bm = pl.tile.load(b, [0, {c0}], [16, {C}], target_memory=pl.Mem.Mat)",
+                    "o = self.mm_r(lt, bm)"], False),
+}
+
+
+@st.composite
+def mat_call_cases(draw, with_shape: bool = False):
+    """A Mat window (of ``b_mat`` at any 16-aligned or unaligned column, or of ``a_mat`` at a row
+    offset) passed to a program function that uses it as a matmul operand — directly, through an
+    alias, or through a nested function (rejected: ``mat-window-to-matmul-callee-violation``) —
+    or one that copies it to Right first, the same window used as a matmul operand in the kernel,
+    or a whole Mat tile passed to the function (accepted).  Returns (program, inputs, scalars,
+    domain); ``with_shape`` also returns (route, must reject)."""
+    from simkit import inputs_for
+
+    C = draw(st.sampled_from([16, 32]))
+    c0 = draw(st.integers(0, 64 - C))
+    route = draw(st.sampled_from(list(MAT_CALL_ROUTES)))
+    lines, reject = MAT_CALL_ROUTES[route]
+    body = [ln.format(C=C, c0=c0, r0=draw(st.sampled_from([0, 8, 16]))) for ln in lines]
+    text = MAT_CALL_KERNEL.format(C=C, body="\n".join(" " * 8 + ln for ln in body))
+    p = et.verify_program(et.parse_program(text, filename="<generated>"))
+    case = (p, inputs_for(p, draw(st.integers(0, 2**16))), {}, {})
+    return (*case, (route, reject)) if with_shape else case

@@ -19,7 +19,8 @@ import egraph_tiles as et
 from egraph_tiles.passes.baselines import view_everything
 from egraph_tiles.sim.soundness import unsound_because
 from simkit import inputs_for
-from strategies import ROW_OFF_MAX, program_texts
+from strategies import (ACC_RESHAPE_ROUTES, ACC_RESHAPE_SAFE, MAT_CALL_ROUTES, ROW_OFF_MAX,
+                        acc_reshape_cases, mat_call_cases, program_texts)
 
 
 @st.composite
@@ -40,7 +41,7 @@ class Rejected(Exception):
 
 
 REJECTIONS = ("Acc (L0C) tile", "has valid_shape / drop_dims", "is written in place",
-              "uses it as a matmul operand")
+              "uses it as a matmul operand", "It is not a zero-copy view")
 
 
 def _optimize_or_reject(p):
@@ -324,9 +325,11 @@ CHECK_SHAPES = {"colx-const-identity", "colx-const-repack", "colx-dynamic",
 
 
 def test_the_strategies_generate_every_window_and_check_shape() -> None:
-    """The claim that the properties above reach the window-propagation and rejection rules can
-    fail: drawn as the properties draw them, every Acc-window route (good and bad windows) and
-    every rules/checks shape (accepted and rejected) turns up."""
+    """The claim that the properties reach the window-propagation and rejection rules can fail:
+    drawn as the properties draw them, every Acc-window route (good and bad windows), every
+    rules/checks shape (accepted and rejected), and every route of the Acc-reshape and
+    Mat-window-to-callee strategies (test_reshape_and_callee_property; shape-changing and not)
+    turns up with the verdict it must get."""
     import random
 
     from egraph_tiles.dsl.generate import ProgramGenerator
@@ -368,6 +371,43 @@ def test_the_strategies_generate_every_window_and_check_shape() -> None:
         et.verify_program(et.parse_program(text))
         shapes |= g.shapes
     assert CHECK_SHAPES <= shapes, CHECK_SHAPES - shapes
+
+    # issue 15's boundary strategies: every route, with the verdict each shape must get (an Acc
+    # reshape is rejected exactly when it changes the shape and is used; a Mat window exactly
+    # when a callee uses it as a matmul operand), each verdict checked on a few programs
+    reshapes: dict[tuple[str, bool], int] = {}
+    calls: dict[str, int] = {}
+
+    def verdict(p) -> bool:
+        try:
+            et.optimize(p)
+            return False
+        except ValueError:
+            return True
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(acc_reshape_cases(with_shape=True))
+    def draw_reshape(case) -> None:
+        route, changed, _parent = case[-1]
+        n = reshapes[(route, changed)] = reshapes.get((route, changed), 0) + 1
+        if n <= 2:
+            assert verdict(case[0]) is (changed and route not in ACC_RESHAPE_SAFE), (route, changed)
+
+    @settings(max_examples=100, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(mat_call_cases(with_shape=True))
+    def draw_call(case) -> None:
+        route, reject = case[-1]
+        calls[route] = calls.get(route, 0) + 1
+        if calls[route] <= 2:
+            assert verdict(case[0]) is reject, route
+
+    draw_reshape()
+    draw_call()
+    want = {(r, c) for r in ACC_RESHAPE_ROUTES for c in (True, False)}
+    assert want <= set(reshapes), want - set(reshapes)
+    assert set(MAT_CALL_ROUTES) <= set(calls), set(MAT_CALL_ROUTES) - set(calls)
 
 
 @settings(max_examples=1, deadline=None, database=None)
