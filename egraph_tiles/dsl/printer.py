@@ -33,6 +33,8 @@ class Names:
     def __init__(self, reserved: set[str] | None = None) -> None:
         self._by_id: dict[int, str] = {}
         self._taken: set[str] = set(reserved or ())
+        #: the last suffix given for each base name
+        self._suffix: dict[str, int] = {}
         #: the dynamic dimensions printed with these names (declared at module level)
         self.dynamic: set[str] = set()
 
@@ -49,10 +51,14 @@ class Names:
         base = v.name if isinstance(v.name, str) else "v"
         if not base.isidentifier() or keyword.iskeyword(base) or base in _RESERVED:
             base = "v" if not base.isidentifier() else f"{base}_"
-        name, i = base, 0
+        # the first free ``base_i``; suffixes below the last one given for ``base`` were all
+        # taken then and still are, so the search resumes there (no rescan per variable)
+        i = self._suffix.get(base, 0)
+        name = f"{base}_{i}" if i else base
         while name in self._taken:
             i += 1
             name = f"{base}_{i}"
+        self._suffix[base] = i
         self._taken.add(name)
         self._by_id[id(v)] = name
         return name

@@ -12,12 +12,19 @@ definitions stay visible.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Iterator
+
 from .exprs import (static_type, BinOp, Call, Compare, Expr, Neg, Var, VarRef, const_int,
                     free_vars)
 from .ops import REGISTRY, dims_agree, OpTypeError, bind, infer_type
 from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
 from .types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
+
+if TYPE_CHECKING:
+    from ..dsl.printer import Names
 
 
 def verify_program(prog: Program) -> Program:
@@ -35,14 +42,18 @@ def verify_function(f: Function) -> Function:
 class _Verifier:
     def __init__(self, f: Function):
         self.f = f
-        from ..dsl.printer import Names
-
-        self.names = Names.for_function(f)
         #: known bounds of scalar variables (by id): definitions and constant-range loop vars
         self.bounds: dict[int, Interval] = {}
         #: inside an if / while body: a condition may keep a window from running at its offsets'
         #: extremes, so only constant offsets are checked there
         self.guarded = 0
+
+    @cached_property
+    def names(self) -> "Names":
+        """The printer's names for the function's variables (built only for a message)."""
+        from ..dsl.printer import Names
+
+        return Names.for_function(self.f)
 
     def fail(self, s: Stmt | None, message: str) -> ValueError:
         from ..dsl.printer import format_stmt
@@ -58,35 +69,54 @@ class _Verifier:
         return ValueError(f"in {where}: {message}")
 
     def run(self) -> None:
-        scope = {id(p.var) for p in self.f.params}
-        self.block(self.f.body, scope, carries=None, owner=None)
+        #: ids of the variables in scope; a loop or if body's own definitions are taken back
+        #: out when the body ends (:meth:`body_scope`), so no scope is ever copied
+        self.scope: set[int] = {id(p.var) for p in self.f.params}
+        #: the ids added to ``scope`` since the function began, in order (the undo log)
+        self.added: list[int] = []
+        self.block(self.f.body, carries=None, owner=None)
+
+    @contextmanager
+    def body_scope(self) -> Iterator[None]:
+        """A loop or if body: the definitions made inside leave scope again at its end."""
+        mark = len(self.added)
+        try:
+            yield
+        finally:
+            for k in self.added[mark:]:
+                self.scope.discard(k)
+            del self.added[mark:]
 
     # -- uses
 
-    def uses(self, s: Stmt, exprs: list[Expr], scope: set[int]) -> None:
+    def uses(self, s: Stmt, exprs: list[Expr]) -> None:
+        scope = self.scope
         for e in exprs:
             for v in free_vars(e):
                 if id(v) not in scope:
                     raise self.fail(s, f"{self.names(v)!r} is used before its definition")
 
-    def define(self, scope: set[int], vs: list[Var]) -> None:
+    def define(self, vs: list[Var]) -> None:
+        scope = self.scope
         for v in vs:
-            scope.add(id(v))
+            k = id(v)
+            if k not in scope:
+                scope.add(k)
+                self.added.append(k)
 
     # -- blocks
 
-    def block(self, body: list[Stmt], scope: set[int], carries: int | None, owner: Stmt | None
-              ) -> YieldStmt | None:
+    def block(self, body: list[Stmt], carries: int | None, owner: Stmt | None) -> YieldStmt | None:
         """Check a body; ``carries`` is the yield arity required at its end (None: no yield)."""
         last: YieldStmt | None = None
         for i, s in enumerate(body):
             if isinstance(s, YieldStmt):
                 if i != len(body) - 1:
                     raise self.fail(s, "pl.yield_ must be the last statement of its body")
-                self.uses(s, s.values, scope)
+                self.uses(s, s.values)
                 last = s
                 continue
-            self.stmt(s, scope)
+            self.stmt(s)
         if carries is None:
             if last is not None:
                 raise self.fail(last, "this body has no carries, so it cannot yield")
@@ -98,51 +128,53 @@ class _Verifier:
                             f"{carries} carried value(s) of the enclosing statement")
         return last
 
-    def stmt(self, s: Stmt, scope: set[int]) -> None:
+    def stmt(self, s: Stmt) -> None:
         if isinstance(s, AssignStmt):
-            self.uses(s, [s.value], scope)
+            self.uses(s, [s.value])
             self.assign(s)
-            self.define(scope, [s.target])
+            self.define([s.target])
             self.bind_bounds(s)
         elif isinstance(s, EvalStmt):
-            self.uses(s, [s.call], scope)
+            self.uses(s, [s.call])
             self.call_type(s, s.call)
         elif isinstance(s, ReturnStmt):
-            self.uses(s, s.values, scope)
+            self.uses(s, s.values)
         elif isinstance(s, ForStmt):
-            self.uses(s, [s.start, s.stop, s.step, *s.init_values], scope)
+            self.uses(s, [s.start, s.stop, s.step, *s.init_values])
             self.bind_bounds(s)
             self.carries(s, s.iter_args, s.init_values, s.return_vars)
-            inner = set(scope)
-            self.define(inner, [s.loop_var, *s.iter_args])
-            y = self.block(s.body, inner, len(s.iter_args) if s.iter_args else None, s)
+            with self.body_scope():
+                self.define([s.loop_var, *s.iter_args])
+                y = self.block(s.body, len(s.iter_args) if s.iter_args else None, s)
             self.yield_types(y, s.iter_args)
-            self.define(scope, s.return_vars)
+            self.define(s.return_vars)
         elif isinstance(s, WhileStmt):
-            self.uses(s, s.init_values, scope)
+            self.uses(s, s.init_values)
             self.carries(s, s.iter_args, s.init_values, s.return_vars)
-            inner = set(scope)
-            self.define(inner, s.iter_args)
-            self.uses(s, [s.cond], inner)
-            self.guarded += 1
-            y = self.block(s.body, inner, len(s.iter_args) if s.iter_args else None, s)
-            self.guarded -= 1
+            with self.body_scope():
+                self.define(s.iter_args)
+                self.uses(s, [s.cond])
+                self.guarded += 1
+                y = self.block(s.body, len(s.iter_args) if s.iter_args else None, s)
+                self.guarded -= 1
             self.yield_types(y, s.iter_args)
-            self.define(scope, s.return_vars)
+            self.define(s.return_vars)
         elif isinstance(s, IfStmt):
-            self.uses(s, [s.cond], scope)
+            self.uses(s, [s.cond])
             n = len(s.return_vars) if s.return_vars else None
             self.guarded += 1
-            yt = self.block(s.then_body, set(scope), n, s)
-            ye = self.block(s.else_body, set(scope), n, s)
+            with self.body_scope():
+                yt = self.block(s.then_body, n, s)
+            with self.body_scope():
+                ye = self.block(s.else_body, n, s)
             self.guarded -= 1
             self.yield_types(yt, s.return_vars)
             self.yield_types(ye, s.return_vars)
-            self.define(scope, s.return_vars)
+            self.define(s.return_vars)
         elif isinstance(s, ScopeStmt):
-            self.uses(s, [*s.args, *(v for _, v in s.kwargs)], scope)
-            self.define(scope, [s.var])
-            self.block(s.body, scope, None, s)
+            self.uses(s, [*s.args, *(v for _, v in s.kwargs)])
+            self.define([s.var])
+            self.block(s.body, None, s)
         elif isinstance(s, (BreakStmt, ContinueStmt)):
             pass
         else:
@@ -154,39 +186,44 @@ class _Verifier:
         if len(rets) != len(iter_args):
             raise self.fail(s, f"{len(iter_args)} carried variable(s) but {len(rets)} result(s)")
         for v, e in zip(iter_args, inits):
-            self.same(s, v.type, self.type_of(e), f"carry {self.names(v)!r} vs its init value")
+            self.same(s, v.type, self.type_of(e),
+                      lambda: f"carry {self.names(v)!r} vs its init value")
         for v, r in zip(iter_args, rets):
-            self.same(s, v.type, r.type, f"carry {self.names(v)!r} vs result {self.names(r)!r}")
+            self.same(s, v.type, r.type,
+                      lambda: f"carry {self.names(v)!r} vs result {self.names(r)!r}")
 
     def yield_types(self, y: YieldStmt | None, targets: list[Var]) -> None:
         if y is None:
             return
         for v, e in zip(targets, y.values):
-            self.same(y, v.type, self.type_of(e), f"yielded value for {self.names(v)!r}")
+            self.same(y, v.type, self.type_of(e),
+                      lambda: f"yielded value for {self.names(v)!r}")
 
     # -- types
 
     def type_of(self, e: Expr) -> Type | None:
         return static_type(e)
 
-    def same(self, s: Stmt | None, a: Type | None, b: Type | None, what: str) -> None:
+    def same(self, s: Stmt | None, a: Type | None, b: Type | None, what: Callable[[], str]
+             ) -> None:
+        """Check that ``a`` and ``b`` agree; ``what()`` names the pair in the message."""
         if a is None or b is None or isinstance(a, UnknownType) or isinstance(b, UnknownType):
             return
         if isinstance(a, ScalarType) and isinstance(b, ScalarType):
             if a.dtype != b.dtype and not (a.dtype.is_int and b.dtype.is_int):
-                raise self.fail(s, f"{what}: dtype {a.dtype.name} vs {b.dtype.name}")
+                raise self.fail(s, f"{what()}: dtype {a.dtype.name} vs {b.dtype.name}")
             return
         if type(a) is not type(b):
-            raise self.fail(s, f"{what}: {type(a).__name__} vs {type(b).__name__}")
+            raise self.fail(s, f"{what()}: {type(a).__name__} vs {type(b).__name__}")
         if isinstance(a, (TileType, TensorType)):
             assert isinstance(b, (TileType, TensorType))
             if a.dtype != b.dtype:
-                raise self.fail(s, f"{what}: dtype {a.dtype.name} vs {b.dtype.name}")
+                raise self.fail(s, f"{what()}: dtype {a.dtype.name} vs {b.dtype.name}")
             if not dims_agree(a.shape, b.shape):
-                raise self.fail(s, f"{what}: shape {_dims(a.shape)} vs {_dims(b.shape)}")
+                raise self.fail(s, f"{what()}: shape {_dims(a.shape)} vs {_dims(b.shape)}")
         if isinstance(a, TileType) and isinstance(b, TileType):
             if a.memory and b.memory and a.memory != b.memory:
-                raise self.fail(s, f"{what}: memory {a.memory.value} vs {b.memory.value}")
+                raise self.fail(s, f"{what()}: memory {a.memory.value} vs {b.memory.value}")
 
     def call_type(self, s: Stmt, c: Call) -> Type | None:
         if c.op not in REGISTRY:
@@ -277,7 +314,7 @@ class _Verifier:
         if isinstance(v, Call):
             inferred = self.call_type(s, v)
             if inferred is not None:
-                self.same(s, t, inferred, f"declared type of {self.names(s.target)!r} vs its value")
+                self.same(s, t, inferred, lambda: self.declared(s))
             return
         if isinstance(v, (BinOp, Neg, Compare)):
             for x in free_vars(v):
@@ -287,7 +324,10 @@ class _Verifier:
                 raise self.fail(s, f"{self.names(s.target)!r} is declared a "
                                 f"{type(t).__name__} but assigned a scalar expression")
             return
-        self.same(s, t, self.type_of(v), f"declared type of {self.names(s.target)!r} vs its value")
+        self.same(s, t, self.type_of(v), lambda: self.declared(s))
+
+    def declared(self, s: AssignStmt) -> str:
+        return f"declared type of {self.names(s.target)!r} vs its value"
 
 
 Interval = tuple[int | None, int | None]

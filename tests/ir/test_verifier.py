@@ -89,6 +89,29 @@ def test_yield_arity_differing_from_the_loop_carries_is_rejected():
     rejects(p, "k.py:10", "yield arity 2 differs from the 1 carried value(s)")
 
 
+def test_definition_in_a_loop_body_is_not_visible_after_the_loop():
+    p = prog("for i in pl.range(2):", "    u = pl.tile.muls(t, 0.5)", "    w = pl.tile.muls(u, 0.5)")
+    body = p.functions[0].body
+    body.append(body[2].body.pop())  # w now reads u after u's loop ended
+    rejects(p, "k.py:11", "'u' is used before its definition")
+
+
+def test_definition_in_one_loop_body_is_not_visible_in_the_next():
+    p = prog("for i in pl.range(2):", "    u = pl.tile.muls(t, 0.5)", "    w = pl.tile.muls(u, 0.5)",
+             "for j in pl.range(2):", "    z = pl.tile.muls(t, 0.5)")
+    first, second = p.functions[0].body[2:4]
+    second.body.append(first.body.pop())
+    rejects(p, "k.py:11", "'u' is used before its definition")
+
+
+def test_a_loop_variable_is_not_visible_after_its_loop():
+    p = prog("for i in pl.range(2):", "    u = pl.tile.slice(t, [16, 1], [0, i])",
+             "w = pl.tile.muls(t, 0.5)")
+    body = p.functions[0].body
+    body.append(body[2].body.pop())
+    rejects(p, "k.py:10", "'i' is used before its definition")
+
+
 def test_loop_carrying_values_without_a_yield_is_rejected():
     p = prog("for i, (a,) in pl.range(2, init_values=(t,)):", "    r = pl.yield_(a)")
     p.functions[0].body[2].body.pop()
