@@ -211,7 +211,9 @@ class _Facts:
             dims = t.const_shape()
             if dims is None:
                 continue
-            d = diff.setdefault(t.memory.value, [0] * (n + 1))
+            d = diff.get(t.memory.value)
+            if d is None:  # (not ``setdefault``: it would build an n-long list per class)
+                d = diff[t.memory.value] = [0] * (n + 1)
             d[lo + 1] += copy_bytes(dims, t.dtype)
             d[hi + 1] -= copy_bytes(dims, t.dtype)
         out: dict[str, list[int]] = {}

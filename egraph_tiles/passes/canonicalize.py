@@ -7,7 +7,9 @@ Every decision is made by the rules and the extractor; this module only sequence
 
 from __future__ import annotations
 
+import gc
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..egraph import schedule
@@ -45,8 +47,25 @@ def canonicalize_tile_slice(program: Program, *, options: Options | None = None,
     """Return a new program in which every canonical ``tile.slice`` of every InCore / AIC / AIV
     function is canonicalized (folded, materialized, or kept as a proven zero-copy view)."""
     opts = options or Options()
-    return Program(program.name, [_function(fn, opts, report, program)
-                                  for fn in program.functions])
+    with _no_cycle_collection():
+        return Program(program.name, [_function(fn, opts, report, program)
+                                      for fn in program.functions])
+
+
+@contextmanager
+def _no_cycle_collection():
+    """Python's cyclic garbage collector paused for the pass (its prior state restored after).
+    The pass allocates many short-lived acyclic objects next to the long-lived program; each
+    full collection re-traverses the whole program, which made the per-statement cost grow
+    with the kernel's size.  The pass makes no reference cycles, so nothing piles up: plain
+    reference counting frees everything it drops."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _function(fn: Function, opts: Options, report: Report | None,
