@@ -67,6 +67,7 @@ from egraph_tiles.rules.arith import (
     Num,
     arith_analysis,
     arith_rules,
+    floor_div,
     lin_add,
     lin_floordiv,
     lin_mod,
@@ -125,14 +126,6 @@ def atom_hi(a: Atom) -> i64:
     """Upper bound of an atom."""
 
 
-def _mod_pos(x: i64, m: i64Like) -> i64:
-    return ((x % m) + m) % m
-
-
-def _floordiv(x: i64, d: i64Like) -> i64:
-    return (x - _mod_pos(x, d)) / d
-
-
 p, r, t = vars_("p r t", Lin)
 x = vars_("x", Atom).__next__()
 c, k, d, m, lo, hi, lo2, hi2 = vars_("c k d m lo hi lo2 hi2", i64)
@@ -186,8 +179,8 @@ affine_analysis = ruleset(
     ),
     # floor(R/d) is monotone: [floor(lo/d), floor(hi/d)].
     rule(Atom.floordiv(p, d), lin_lo(p) == lo, lin_hi(p) == hi, name="bounds_floordiv").then(
-        set_(atom_lo(Atom.floordiv(p, d))).to(_floordiv(lo, d)),
-        set_(atom_hi(Atom.floordiv(p, d))).to(_floordiv(hi, d)),
+        set_(atom_lo(Atom.floordiv(p, d))).to(floor_div(lo, d)),
+        set_(atom_hi(Atom.floordiv(p, d))).to(floor_div(hi, d)),
     ),
     # R mod d is always in [0, d-1] ...
     rule(Atom.mod(p, d), name="bounds_mod").then(

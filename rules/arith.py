@@ -2,9 +2,13 @@
 
 Sorts
 -----
-``Num``   syntax of integer expressions over named variables:
-          ``Num(3)``, ``Num.var("i", var_key("i"))`` (use the helper :func:`var`),
-          ``+ - *`` (unary ``-`` too), ``//`` and ``%`` (floor semantics, like Python).
+``Num``   the Python face of ``Idx``, the one integer syntax sort of the project (``rules.sorts``):
+          ``Num(3)`` is the tile pass's ``(Lit 3)`` and ``+ - *`` are its ``Add`` / ``Sub`` /
+          ``Mul`` — the same constructors, with the same meaning, the tile pass and the
+          Acc-window check fold with ``rules.offsets`` and ``rules.multiples``.  The NKI layer
+          adds constructors of its own to the sort: ``Num.var("i", var_key("i"))`` (``Var``: a
+          variable with its sort key; use the helper :func:`var`), unary ``-`` (``Neg``), ``//``
+          and ``%`` (``FloorDiv`` / ``Mod``, floor semantics, like Python) and ``Num.of_lin``.
 ``Atom``  what a normal form is a linear combination *of*: a variable, or a quasi-affine
           ``Atom.floordiv(R, d)`` / ``Atom.mod(R, d)`` of a normal form ``R`` by a constant ``d > 0``.
 ``Lin``   the canonical affine normal form: a list of ``coef * atom`` terms sorted by an integer
@@ -77,6 +81,7 @@ __all__ = [
     "arith_union_rules",
     "atom_key",
     "atom_lin",
+    "floor_div",
     "lin_add",
     "lin_floordiv",
     "lin_key",
@@ -85,6 +90,7 @@ __all__ = [
     "lin_rem",
     "lin_scale",
     "mk_term",
+    "mod_pos",
     "norm",
     "var",
     "var_key",
@@ -102,36 +108,39 @@ def var_key(name: str) -> int:
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=5).digest(), "big")
 
 
-class Num(Expr, egg_sort="Num"):
-    """Syntax of an integer expression over named variables."""
+class Num(Expr, egg_sort="Idx"):
+    """An integer expression of the shared ``Idx`` sort (``rules.sorts``): the tile pass's
+    ``Lit`` / ``Add`` / ``Sub`` / ``Mul`` plus the NKI layer's own constructors."""
 
-    @method(egg_fn="NumLit")
+    # the constructors the tile pass declares too (rules.sorts.IDX_SCHEMA)
+    @method(egg_fn="Lit")
     def __init__(self, value: i64Like) -> None: ...
 
-    @method(egg_fn="NumVar")
+    @method(egg_fn="Add")
+    def __add__(self, other: Num) -> Num: ...
+
+    @method(egg_fn="Sub")
+    def __sub__(self, other: Num) -> Num: ...
+
+    @method(egg_fn="Mul")
+    def __mul__(self, other: Num) -> Num: ...
+
+    # the NKI layer's own: a keyed variable, negation, quasi-affine division, an embedded form
+    @method(egg_fn="Var")
     @classmethod
     def var(cls, name: StringLike, key: i64Like) -> Num: ...
 
-    @method(egg_fn="NumOfLin")
+    @method(egg_fn="OfLin")
     @classmethod
     def of_lin(cls, p: Lin) -> Num: ...
 
-    @method(egg_fn="NumAdd")
-    def __add__(self, other: Num) -> Num: ...
-
-    @method(egg_fn="NumSub")
-    def __sub__(self, other: Num) -> Num: ...
-
-    @method(egg_fn="NumMul")
-    def __mul__(self, other: Num) -> Num: ...
-
-    @method(egg_fn="NumNeg")
+    @method(egg_fn="Neg")
     def __neg__(self) -> Num: ...
 
-    @method(egg_fn="NumFloorDiv")
+    @method(egg_fn="FloorDiv")
     def __floordiv__(self, other: Num) -> Num: ...
 
-    @method(egg_fn="NumMod")
+    @method(egg_fn="Mod")
     def __mod__(self, other: Num) -> Num: ...
 
 
@@ -233,18 +242,18 @@ def atom_key(a: Atom) -> i64:
     """Sort key of an atom: a variable's own key, or a structural hash for ``//`` / ``%`` atoms."""
 
 
-def _mod_pos(x: i64, m: i64Like) -> i64:
+def mod_pos(x: i64, m: i64Like) -> i64:
     """Non-negative remainder (egglog's ``%`` truncates toward zero)."""
     return ((x % m) + m) % m
 
 
-def _floordiv(x: i64, d: i64Like) -> i64:
+def floor_div(x: i64, d: i64Like) -> i64:
     """Floor division expressed with truncating ``/`` (exact after removing the remainder)."""
-    return (x - _mod_pos(x, d)) / d
+    return (x - mod_pos(x, d)) / d
 
 
 def _mix(a: i64, b: i64) -> i64:
-    return (_mod_pos(a, HASH_MODULUS) * _HASH_MULT + _mod_pos(b, HASH_MODULUS)) % HASH_MODULUS
+    return (mod_pos(a, HASH_MODULUS) * _HASH_MULT + mod_pos(b, HASH_MODULUS)) % HASH_MODULUS
 
 
 a, b = vars_("a b", Num)
@@ -334,14 +343,14 @@ arith_rules = ruleset(
     ),
     # --- quasi-affine: split P = d*Q + R coefficient-wise, R's coefficients in [0, d) ---------
     rule(lin_quot(Lin(c), d), name="quot_const").then(
-        union(lin_quot(Lin(c), d)).with_(Lin(_floordiv(c, d)))
+        union(lin_quot(Lin(c), d)).with_(Lin(floor_div(c, d)))
     ),
-    rule(lin_rem(Lin(c), d), name="rem_const").then(union(lin_rem(Lin(c), d)).with_(Lin(_mod_pos(c, d)))),
+    rule(lin_rem(Lin(c), d), name="rem_const").then(union(lin_rem(Lin(c), d)).with_(Lin(mod_pos(c, d)))),
     rule(lin_quot(Lin.term(c, k, x, r), d), name="quot_term").then(
-        union(lin_quot(Lin.term(c, k, x, r), d)).with_(mk_term(_floordiv(c, d), k, x, lin_quot(r, d)))
+        union(lin_quot(Lin.term(c, k, x, r), d)).with_(mk_term(floor_div(c, d), k, x, lin_quot(r, d)))
     ),
     rule(lin_rem(Lin.term(c, k, x, r), d), name="rem_term").then(
-        union(lin_rem(Lin.term(c, k, x, r), d)).with_(mk_term(_mod_pos(c, d), k, x, lin_rem(r, d)))
+        union(lin_rem(Lin.term(c, k, x, r), d)).with_(mk_term(mod_pos(c, d), k, x, lin_rem(r, d)))
     ),
     # floor((d*Q + R) / d) = Q + floor(R / d)  and  (d*Q + R) mod d = R mod d   (Q integral).
     rule(lin_floordiv(p, d), name="floordiv_split").then(

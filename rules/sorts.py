@@ -5,7 +5,13 @@ Sorts
 ``Idx``   scalar index expressions: ``(Lit 16)``, ``(Sym "v12")`` (a parameter, loop variable or
           opaque scalar, named by its encoder key), ``Add`` / ``Sub`` / ``Mul``.  Scalar SSA
           definitions and plain aliases are *unioned* with what they name, so every proof sees
-          through them.
+          through them.  The project's one integer sort: the Acc-window check states its offsets
+          in it too (``rules.windows``), and the NKI layer's syntax (``rules.arith.Num``) is this
+          sort with the same ``Lit`` / ``Add`` / ``Sub`` / ``Mul``, plus constructors only the NKI
+          e-graph builds (a keyed ``Var``, ``Neg``, ``FloorDiv``, ``Mod``, ``OfLin``).  Each
+          client composes the rulesets it needs: the tile pass ``offsets`` + ``multiples``, the
+          Acc windows the same plus its own, the NKI layer the normal form of ``rules.arith``
+          with substitution and bounds (``rules.affine``).
 ``Tile``  tile values: ``(Leaf "v3")`` for any non-window value (facts: memory, pitch, storage bits,
           address multiple) and ``(Win base row col rows cols)`` for a canonical 3-argument
           ``tile.slice(base, [rows, cols], [row, col])``.  ``(CopyBuf k)`` is the copy a Vec window

@@ -225,7 +225,7 @@ class AffineSolver:
 
     def _declare_var(self, v: Var, facts: list[str]) -> str:
         key = var_key(v.name)
-        text = f'(NumVar "{v.name}" {key})'
+        text = f'(Var "{v.name}" {key})'
         known = self._vars.get(v.name)
         if known is not None:
             if known != v:
@@ -247,17 +247,17 @@ class AffineSolver:
             return hit
         op, a = e.op, e.args
         if op == "const":
-            text = f"(NumLit {a[0]})"
+            text = f"(Lit {a[0]})"
         elif op == "var":
             text = self._declare_var(a[0], facts)
         elif op == "add":
-            text = f"(NumAdd {self._encode(a[0], memo, facts)} {self._encode(a[1], memo, facts)})"
+            text = f"(Add {self._encode(a[0], memo, facts)} {self._encode(a[1], memo, facts)})"
         elif op == "mul":
-            text = f"(NumMul {self._encode(a[0], memo, facts)} (NumLit {a[1]}))"
+            text = f"(Mul {self._encode(a[0], memo, facts)} (Lit {a[1]}))"
         elif op == "floordiv":
-            text = f"(NumFloorDiv {self._encode(a[0], memo, facts)} (NumLit {a[1]}))"
+            text = f"(FloorDiv {self._encode(a[0], memo, facts)} (Lit {a[1]}))"
         elif op == "mod":
-            text = f"(NumMod {self._encode(a[0], memo, facts)} (NumLit {a[1]}))"
+            text = f"(Mod {self._encode(a[0], memo, facts)} (Lit {a[1]}))"
         elif op == "subst":
             text = self._encode_subst(e, memo, facts)
         else:
@@ -278,7 +278,7 @@ class AffineSolver:
             self._bindings.add((m, v.name))
             target = mapped.get(v, AffineExpr.var(v))
             facts.append(f"(NkiBind {m} {var_key(v.name)} {self._encode(target, memo, facts)})")
-        return f"(NumOfLin (subst (norm {self._encode(inner, memo, facts)}) {m}))"
+        return f"(OfLin (subst (norm {self._encode(inner, memo, facts)}) {m}))"
 
     def _run_text(self, cmds: list[str]) -> None:
         for c in cmds:

@@ -357,23 +357,23 @@ def _win(b: Tile, r, c, h, w, sexps: list[Sexp]) -> Tile:
 
 #: what each constructor denotes: (checker, argument values, argument s-expressions) -> value
 INTERP: dict[str, Callable[..., Any]] = {
-    # rules/sorts.py: Idx, Tile, Real
+    # rules/sorts.py: Idx, the one integer sort (the tile pass, the Acc windows and the NKI layer
+    # share it: one meaning per constructor, whichever client's rule uses it), Tile, Real
     "Lit": lambda k, a, s: a[0], "Sym": lambda k, a, s: _symval(a[0]),
     "Add": lambda k, a, s: a[0] + a[1], "Sub": lambda k, a, s: a[0] - a[1],
     "Mul": lambda k, a, s: a[0] * a[1],
+    # ... its NKI-only constructors (rules/arith.py)
+    "Var": lambda k, a, s: _varval(a[0]), "OfLin": lambda k, a, s: a[0],
+    "Neg": lambda k, a, s: -a[0],
+    "FloorDiv": lambda k, a, s: floordiv(a[0], a[1]),  # (d = 0 raises in Python)
+    "Mod": lambda k, a, s: floormod(a[0], a[1]),
     "Leaf": lambda k, a, s: _leaf(a[0]),
     "Win": lambda k, a, s: _win(a[0], a[1], a[2], a[3], a[4], s),
     "Use": lambda k, a, s: Real("use", a[0], (a[1],)),
     "Keep": lambda k, a, s: Real("keep", a[0]),
     "Copy": lambda k, a, s: Real("copy", a[0], (a[1],)),
     "Ext": lambda k, a, s: Real("ext", a[0], (a[1], a[2])),
-    # rules/arith.py: syntax, atoms and the affine normal form all denote integers
-    "NumLit": lambda k, a, s: a[0], "NumVar": lambda k, a, s: _varval(a[0]),
-    "NumOfLin": lambda k, a, s: a[0], "NumAdd": lambda k, a, s: a[0] + a[1],
-    "NumSub": lambda k, a, s: a[0] - a[1], "NumMul": lambda k, a, s: a[0] * a[1],
-    "NumNeg": lambda k, a, s: -a[0],
-    "NumFloorDiv": lambda k, a, s: floordiv(a[0], a[1]),  # (d = 0 raises in Python)
-    "NumMod": lambda k, a, s: floormod(a[0], a[1]),
+    # rules/arith.py: the affine normal form of an Idx term and its atoms denote integers
     "norm": lambda k, a, s: a[0], "LinConst": lambda k, a, s: a[0],
     "LinTerm": lambda k, a, s: a[0] * a[2] + a[3], "AVar": lambda k, a, s: _varval(a[0]),
     "AFloorDiv": lambda k, a, s: k.positive(a[1], floordiv(a[0], a[1])),

@@ -84,3 +84,39 @@ def test_rejecting_a_block_aligned_full_row_window_gets_a_counterexample() -> No
                    '(!= (/ c 16) (/ (+ c (- cols 1)) 16))) ((w_noncontig p rows cols c)) '
                    ':ruleset windows :name "w-reject-full-rows")', "windows")
     assert v.status == "counterexample", v
+
+
+def test_nki_integers_are_the_tile_idx_sort() -> None:
+    # one integer sort: the NKI layer's constructors of Lit / Add / Sub / Mul are the tile pass's
+    # own (same names, same signatures), so the checker gives each one meaning
+    from egglog import EGraph
+
+    from egraph_tiles.rules import sorts
+    from egraph_tiles.rules.arith import Num, var
+    from egraph_tiles.sim.rulecheck import Signatures
+
+    eg = EGraph(save_egglog_string=True)
+    eg.register(Num(1) + var("i") * Num(2) - var("j"))
+    nki, tile = Signatures(), Signatures()
+    nki.add_decls(parse_sexps(eg.as_egglog_string))
+    tile.add_decls(parse_sexps(sorts.IDX_SCHEMA))
+    for ctor in ("Lit", "Add", "Sub", "Mul"):
+        assert (nki.args[ctor], nki.out[ctor]) == (tile.args[ctor], tile.out[ctor]) == \
+            (tile.args[ctor], "Idx"), ctor
+
+
+def test_tile_offset_rules_fold_nki_built_terms() -> None:
+    # the tile pass's offsets ruleset runs unchanged over terms the NKI layer builds:
+    # (i*16 + 8) - 8 = i*16 (collect-add-sub, add-zero-r)
+    from egglog import EGraph, eq
+
+    from egraph_tiles.rules import offsets
+    from egraph_tiles.rules.arith import Num, var
+
+    eg = EGraph()
+    i = var("i")
+    before, after = (i * Num(16) + Num(8)) - Num(8), i * Num(16)
+    eg.register(before, after)
+    raw = eg._state.egraph
+    raw.run_program(*raw.parse_program(offsets.RULES + "(run-schedule (saturate (run offsets)))"))
+    eg.check(eq(before).to(after))
