@@ -68,10 +68,17 @@ CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 
 
 @dataclass(frozen=True)
-class BinOp(Expr):
-    op: str  # one of BIN_OPS
+class _Binary(Expr):
+    """``lhs op rhs``; the subclass says which operator set ``op`` is from."""
+
+    op: str
     lhs: Expr
     rhs: Expr
+
+
+@dataclass(frozen=True)
+class BinOp(_Binary):
+    """Scalar arithmetic; ``op`` is one of BIN_OPS."""
 
 
 @dataclass(frozen=True)
@@ -80,10 +87,8 @@ class Neg(Expr):
 
 
 @dataclass(frozen=True)
-class Compare(Expr):
-    op: str  # one of CMP_OPS
-    lhs: Expr
-    rhs: Expr
+class Compare(_Binary):
+    """A comparison; ``op`` is one of CMP_OPS."""
 
 
 @dataclass(frozen=True)
