@@ -132,20 +132,13 @@ class Ref:
 
 
 class HardwareInterpreter(Interpreter):
+    tile_type = Ref
+
     def __init__(self, program: Program, block_idx: int = 0):
         super().__init__(program, block_idx)
         self.mem = {s: Memory(s) for s in MemorySpace if s is not MemorySpace.DDR}
 
     # ------------------------------------------------------------ helpers
-
-    def is_tile(self, v: Any) -> bool:
-        return isinstance(v, Ref)
-
-    def tile_dtype(self, v: Ref) -> DType:
-        return v.dtype
-
-    def tile_memory(self, v: Ref) -> MemorySpace:
-        return v.space
 
     def _mem(self, space: MemorySpace) -> Memory:
         if space not in self.mem:

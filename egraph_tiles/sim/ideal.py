@@ -26,18 +26,11 @@ from .interp import Interpreter
 class ITile:
     arr: np.ndarray
     dtype: DType
-    mem: MemorySpace
+    space: MemorySpace
 
 
 class IdealInterpreter(Interpreter):
-    def is_tile(self, v: Any) -> bool:
-        return isinstance(v, ITile)
-
-    def tile_dtype(self, v: ITile) -> DType:
-        return v.dtype
-
-    def tile_memory(self, v: ITile) -> MemorySpace:
-        return v.mem
+    tile_type = ITile
 
     def value(self, tile: ITile) -> np.ndarray:
         return np.array(tile.arr, copy=True)
@@ -56,8 +49,8 @@ class IdealInterpreter(Interpreter):
             dt: DType = args["dtype"]
             if DType.BF16 in (dt, src.dtype) or DType.BOOL in (dt, src.dtype):
                 raise UnsupportedByModel("reinterpret_view of BF16 / BOOL tiles")
-            return ITile(src.arr.view(sem.np_dtype(dt)), dt, src.mem)
-        return ITile(opdef.numpy(src.arr, args), src.dtype, src.mem)
+            return ITile(src.arr.view(sem.np_dtype(dt)), dt, src.space)
+        return ITile(opdef.numpy(src.arr, args), src.dtype, src.space)
 
     def copy(self, opdef: OpDef, src: ITile, args: dict[str, Any], target: MemorySpace) -> ITile:
         return ITile(np.array(opdef.numpy(src.arr, args), copy=True), src.dtype, target)
@@ -82,7 +75,7 @@ class IdealInterpreter(Interpreter):
             tgt: ITile = args[opdef.params[opdef.reuses_arg]]
             tgt.arr[...] = r
             return tgt
-        return ITile(r, out_dt, first.mem)
+        return ITile(r, out_dt, first.space)
 
 
 def run_ideal(program: Program, inputs: dict[str, np.ndarray],

@@ -129,14 +129,17 @@ class Interpreter(ABC):
     def value(self, tile: Any) -> np.ndarray:
         """The current contents of a tile as a numpy array."""
 
-    @abstractmethod
-    def is_tile(self, v: Any) -> bool: ...
+    #: the class of this model's tiles; each has ``dtype`` and ``space`` fields
+    tile_type: type
 
-    @abstractmethod
-    def tile_dtype(self, v: Any) -> DType: ...
+    def is_tile(self, v: Any) -> bool:
+        return isinstance(v, self.tile_type)
 
-    @abstractmethod
-    def tile_memory(self, v: Any) -> MemorySpace: ...
+    def tile_dtype(self, v: Any) -> DType:
+        return v.dtype
+
+    def tile_memory(self, v: Any) -> MemorySpace:
+        return v.space
 
     # ------------------------------------------------------------ driver
 
