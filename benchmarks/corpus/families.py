@@ -28,6 +28,35 @@ PARAMS = (
 SCALAR_ARGS = {"row_off": 3, "blk": 1, "flag": 1}
 
 
+def _loop(b: KernelBuilder, var: str, start: int, stop: int, step: int, init: str,
+          acc: str = "acc", res: str = "res") -> tuple[str, str]:
+    """Open ``for var, (acc,) in pl.range(start, stop, step, init_values=(init,))`` (fresh
+    names from the stems ``acc`` and ``res``); returns (iter-arg, result name).  Close with
+    ``_end``."""
+    acc, res = b.fresh(acc), b.fresh(res)
+    b.emit(f"for {var}, ({acc},) in pl.range({start}, {stop}, {step}, init_values=({init},)):")
+    b.indent()
+    return acc, res
+
+
+def _end(b: KernelBuilder, res: str, value: str) -> None:
+    b.emit(f"{res} = pl.yield_({value})")
+    b.dedent()
+
+
+def _k_loop(b: KernelBuilder, init: str, lhs: str, rhs: str, m: int, k: int, n: int,
+            rhs_col: object = 0) -> str:
+    """A K-loop of ``matmul_acc`` into ``init`` over 256-deep blocks: Left extracts of the
+    [m, k] Mat tile ``lhs``, Right extracts of the [k, n] window of ``rhs`` at column
+    ``rhs_col``; returns the loop's result."""
+    ko = b.fresh("ko")
+    acc, res = _loop(b, ko, 0, k, 256, init, res="c")
+    a = b.assign("a", f"pl.tile.extract({lhs}, 0, {ko}, shape=[{m}, 256], target_memory=pl.Mem.Left)")
+    w = b.assign("w", f"pl.tile.extract({rhs}, {ko}, {rhs_col}, shape=[256, {n}], target_memory=pl.Mem.Right)")
+    _end(b, res, b.assign("acc_n", f"pl.tile.matmul_acc({acc}, {a}, {w})"))
+    return res
+
+
 def batched_matmul(b: KernelBuilder, rng: random.Random) -> None:
     """FlattenTileNdTo2D pages: a [B*M, K] Mat tile sliced per batch page, each page
     feeding the K-loop extracts; sometimes an untiled matmul on page slices."""
@@ -42,15 +71,7 @@ def batched_matmul(b: KernelBuilder, rng: random.Random) -> None:
             b.store(c)
             continue
         acc0 = b.assign("acc0", f"pl.tile.create([{m}, {n}], pl.FP32, target_memory=pl.Mem.Acc)")
-        ko, acc, res = b.fresh("ko"), b.fresh("acc"), b.fresh("c")
-        b.emit(f"for {ko}, ({acc},) in pl.range(0, {k}, 256, init_values=({acc0},)):")
-        b.indent()
-        a = b.assign("a", f"pl.tile.extract({page}, 0, {ko}, shape=[{m}, 256], target_memory=pl.Mem.Left)")
-        w = b.assign("w", f"pl.tile.extract({w_mat}, {ko}, 0, shape=[256, {n}], target_memory=pl.Mem.Right)")
-        nxt = b.assign("acc_n", f"pl.tile.matmul_acc({acc}, {a}, {w})")
-        b.emit(f"{res} = pl.yield_({nxt})")
-        b.dedent()
-        b.store(res)
+        b.store(_k_loop(b, acc0, page, w_mat, m, k, n))
 
 
 def norm_rows(b: KernelBuilder, rng: random.Random) -> None:
@@ -114,14 +135,7 @@ def acc_windows(b: KernelBuilder, rng: random.Random) -> None:
     w_mat = load(b, "w_mat", "xb", k, n * t_cnt, "Mat")
     for ti in range(t_cnt):
         win = b.assign("acc_page", sl(acc_all, 16, n, 0, ti * n))
-        ko, acc, res = b.fresh("ko"), b.fresh("acc"), b.fresh("c")
-        b.emit(f"for {ko}, ({acc},) in pl.range(0, {k}, 256, init_values=({win},)):")
-        b.indent()
-        a = b.assign("a", f"pl.tile.extract({x_mat}, 0, {ko}, shape=[16, 256], target_memory=pl.Mem.Left)")
-        w = b.assign("w", f"pl.tile.extract({w_mat}, {ko}, {ti * n}, shape=[256, {n}], target_memory=pl.Mem.Right)")
-        nxt = b.assign("acc_n", f"pl.tile.matmul_acc({acc}, {a}, {w})")
-        b.emit(f"{res} = pl.yield_({nxt})")
-        b.dedent()
+        _k_loop(b, win, x_mat, w_mat, 16, k, n, rhs_col=ti * n)
     b.store(acc_all)
 
 
@@ -130,24 +144,17 @@ def loop_carry(b: KernelBuilder, rng: random.Random) -> None:
     t = load(b, "src", "xf", 16, 64)
     c0 = rng.choice([3, 8, 16, 5])
     s0 = b.assign("init_slice", sl(t, 16, 8, 0, c0))
-    j, cur, res = b.fresh("j"), b.fresh("cur"), b.fresh("res")
-    b.emit(f"for {j}, ({cur},) in pl.range(0, 4, 1, init_values=({s0},)):")
-    b.indent()
+    cur, res = _loop(b, b.fresh("j"), 0, 4, 1, s0, acc="cur")
     nxt = b.assign("nxt", f"pl.tile.adds({cur}, 1.0)")
     if rng.random() < 0.5:
         col = rng.choice([1, 8, 24, 40])
         yv = b.assign("carry_slice", sl(t, 16, 8, 0, col))
         nxt = b.assign("nxt", f"pl.tile.add({nxt}, {yv})")
-    b.emit(f"{res} = pl.yield_({nxt})")
-    b.dedent()
+    _end(b, res, nxt)
     b.store(res)
     yv0 = b.assign("src2", f"pl.tile.muls({t}, 2.0)")
-    k, cur2, res2 = b.fresh("k"), b.fresh("cur"), b.fresh("res")
-    b.emit(f"for {k}, ({cur2},) in pl.range(0, 2, 1, init_values=({s0},)):")
-    b.indent()
-    ys = b.assign("yield_slice", sl(yv0, 16, 8, 0, rng.choice([2, 16, 32])))
-    b.emit(f"{res2} = pl.yield_({ys})")
-    b.dedent()
+    _, res2 = _loop(b, b.fresh("k"), 0, 2, 1, s0, acc="cur")
+    _end(b, res2, b.assign("yield_slice", sl(yv0, 16, 8, 0, rng.choice([2, 16, 32]))))
     b.store(res2)
 
 
@@ -176,13 +183,10 @@ def loop_multiple(b: KernelBuilder, rng: random.Random) -> None:
     d, h = rng.choice([8, 16, 32]), rng.choice([2, 4, 8])
     t = load(b, "panel", "xf", 16, d * h)
     z = b.assign("zero", f"pl.tile.create([16, {d}], pl.FP32, target_memory=pl.Mem.Vec)")
-    j, acc, res = b.fresh("j"), b.fresh("acc"), b.fresh("sum")
-    b.emit(f"for {j}, ({acc},) in pl.range(0, {d * h}, {d}, init_values=({z},)):")
-    b.indent()
+    j = b.fresh("j")
+    acc, res = _loop(b, j, 0, d * h, d, z, res="sum")
     hj = b.assign("col_blk", sl(t, 16, d, 0, j))
-    nxt = b.assign("acc_n", f"pl.tile.add({acc}, {hj})")
-    b.emit(f"{res} = pl.yield_({nxt})")
-    b.dedent()
+    _end(b, res, b.assign("acc_n", f"pl.tile.add({acc}, {hj})"))
     b.store(res)
 
 
@@ -195,17 +199,14 @@ def affine_offsets(b: KernelBuilder, rng: random.Random) -> None:
     h = rng.choice([2, 4])
     t = load(b, "panel", tensor, 16, step * h)
     z = b.assign("zero", f"pl.tile.create([16, {step}], pl.{dt}, target_memory=pl.Mem.Vec)")
-    i, acc, res = b.fresh("i"), b.fresh("acc"), b.fresh("sum")
-    b.emit(f"for {i}, ({acc},) in pl.range(0, {h}, 1, init_values=({z},)):")
-    b.indent()
+    i = b.fresh("i")
+    acc, res = _loop(b, i, 0, h, 1, z, res="sum")
     if rng.random() < 0.5:
         off = b.assign("off", f"({i} * {step} + {bump}) - {bump}")
     else:
         off = f"({i} * {step} + {bump}) - {bump}"
     blk = b.assign("blk_cols", sl(t, 16, step, 0, off))
-    nxt = b.assign("acc_n", f"pl.tile.add({acc}, {blk})")
-    b.emit(f"{res} = pl.yield_({nxt})")
-    b.dedent()
+    _end(b, res, b.assign("acc_n", f"pl.tile.add({acc}, {blk})"))
     if bf16:
         res = b.assign("sum_f", f"pl.tile.cast({res}, pl.FP32)")
     b.store(res)
@@ -234,20 +235,6 @@ def shared_window(b: KernelBuilder, rng: random.Random) -> None:
 # ------------------------------------------------------------------ loop-heavy (issue 16)
 # Copies inside loops run every iteration: these families are scored by dynamic bytes (bytes ×
 # trip counts, ``egraph_tiles.metrics.program_dynamic_bytes``).
-
-
-def _loop(b: KernelBuilder, var: str, start: int, stop: int, step: int, init: str) -> tuple[str, str]:
-    """Open ``for var, (acc,) in pl.range(start, stop, step, init_values=(init,))``; returns
-    (iter-arg, result name).  Close with ``_end``."""
-    acc, res = b.fresh("acc"), b.fresh("res")
-    b.emit(f"for {var}, ({acc},) in pl.range({start}, {stop}, {step}, init_values=({init},)):")
-    b.indent()
-    return acc, res
-
-
-def _end(b: KernelBuilder, res: str, value: str) -> None:
-    b.emit(f"{res} = pl.yield_({value})")
-    b.dedent()
 
 
 def loop_reduction(b: KernelBuilder, rng: random.Random) -> None:
