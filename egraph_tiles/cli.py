@@ -45,8 +45,12 @@ def _positive(kind):
     return parse
 
 
-def add_batch_args(p: argparse.ArgumentParser) -> None:
-    """PATH..., -j, --timeout, --json: what every many-file subcommand takes."""
+def add_batch_command(sub: argparse._SubParsersAction, name: str, handler: Callable, help: str,
+                      description: str) -> argparse.ArgumentParser:
+    """A many-file subcommand: its parser, with PATH..., -j, --timeout and --json (what every
+    one of them takes), running ``handler``."""
+    p = sub.add_parser(name, help=help, description=description)
+    p.set_defaults(handler=handler)
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="kernel files, folders (every .py holding a @pl.program, recursively) "
                    "or - for standard input")
@@ -57,6 +61,7 @@ def add_batch_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (one file: the optimizer's report; "
                    "several: one document, per file and totals)")
+    return p
 
 
 def is_single(args: argparse.Namespace) -> bool:
@@ -173,13 +178,12 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def add_check(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="parse, verify and optimize kernels without writing them",
-                       description="Parse, verify and optimize every kernel under PATH... and "
-                       "write nothing. One file: print its canonical DSL text. Several: a "
-                       "line per file and a summary. Exit status 1 when a file fails to parse, "
-                       "verify or optimize (file:line:col: message), 2 on a usage error.")
-    add_batch_args(p)
-    p.set_defaults(handler=_check)
+    add_batch_command(sub, "check", _check,
+                      help="parse, verify and optimize kernels without writing them",
+                      description="Parse, verify and optimize every kernel under PATH... and "
+                      "write nothing. One file: print its canonical DSL text. Several: a "
+                      "line per file and a summary. Exit status 1 when a file fails to parse, "
+                      "verify or optimize (file:line:col: message), 2 on a usage error.")
 
 
 # --------------------------------------------------------------------------- optimize
@@ -273,12 +277,12 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def add_optimize(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("optimize", help="canonicalize every tile.slice (e-graph optimizer)",
-                       description="Optimize kernels: every tile.slice becomes a proven "
-                       "zero-copy view, a folded extract index, or an explicit tile.extract. "
-                       "One input prints the program (or writes -o FILE); several need "
-                       "--out-dir, --in-place, --check, --json or --explain.")
-    add_batch_args(p)
+    p = add_batch_command(sub, "optimize", _optimize,
+                          help="canonicalize every tile.slice (e-graph optimizer)",
+                          description="Optimize kernels: every tile.slice becomes a proven "
+                          "zero-copy view, a folded extract index, or an explicit tile.extract. "
+                          "One input prints the program (or writes -o FILE); several need "
+                          "--out-dir, --in-place, --check, --json or --explain.")
     where = p.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT.py", help="write the program here (one input)")
     where.add_argument("--out-dir", metavar="DIR",
@@ -292,7 +296,6 @@ def add_optimize(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dot", metavar="FILE",
                    help="write each function's saturated e-graph as Graphviz (FILE_<fn>.dot; "
                    "one input)")
-    p.set_defaults(handler=_optimize)
 
 
 def add_nki(sub: argparse._SubParsersAction) -> None:

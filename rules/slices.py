@@ -18,6 +18,37 @@ ORD, COLX, LEFT, RIGHT = (r.egg for r in (Role.ORD, Role.COLX, Role.LEFT, Role.R
 #: cost of a ``Copy`` (the same formula as ``egraph_tiles.ir.target.copy_bytes``)
 COPY_BYTES = "(/ (* (* h wd) bits) 8)"
 
+#: each operand context the pass canonicalizes: the memory of the windows it handles there, the
+#: memory of the safe copy it gives them, and the names of that copy rule and of the rule that
+#: keeps a window in any other memory as it is (``_safe_rules``).
+CONTEXTS = (
+    # context, window memory, copy memory, copy rule, keep rule
+    # a matmul-family left / right operand that is a Mat window: "replaced by a fresh
+    # tile.extract(base, off_row, off_col, slice_shape, target_memory=Left|Right)"
+    (LEFT, "Mat", "Left", "matmul-left-operand-extract", "keep-non-mat-left-window"),
+    (RIGHT, "Mat", "Right", "matmul-right-operand-extract", "keep-non-mat-right-window"),
+    # a Vec window feeding an ordinary operand (or escaping through alias / loop init / yield) or
+    # a col_expand operand: the safe form is a fresh tile.extract(..., target_memory=Vec) (#1640,
+    # #2010, #1789); the view comes back only through a proof in rules.legality
+    (ORD, "Vec", "Vec", "vec-operand-extract", "keep-non-vec-window"),
+    (COLX, "Vec", "Vec", "col-expand-operand-extract", "keep-non-vec-col-expand-window"),
+)
+
+
+def _safe_rules(ctx: str, mem: str, to: str, copy: str, keep: str) -> str:
+    """The safe form of a window operand in context ``ctx``: a ``mem`` window gets a fresh copy
+    into ``to``; a window in any other memory is outside the pass's scope and left as it is (a
+    Mat (or Left/Right/Acc) window with a consumer that is not canonicalized: "A Mat slice with a
+    consumer that is not canonicalized (e.g. tile.move) is left intact"; a non-Mat matmul
+    operand)."""
+    return f"""
+(rule ((= u (Use w ctx)) (= ctx {ctx}) (= w (Win b r c h wd)) (MemOf w "{mem}") (= bits (Bits w)))
+      ((union u (Copy w "{to}" ctx)) (set (cost_table_Copy w "{to}" ctx) {COPY_BYTES}))
+      :ruleset safe :name "{copy}")
+(rule ((= u (Use w ctx)) (= ctx {ctx}) (= w (Win b r c h wd)) (MemOf w m) (!= m "{mem}"))
+      ((union u (Keep w ctx))) :ruleset safe :name "{keep}")"""
+
+
 RULES = f"""
 (ruleset slices)
 ; "Chained Mat tile.slice (slice of a slice): peeled; offsets accumulated" (any depth: the rule
@@ -31,35 +62,9 @@ RULES = f"""
   :ruleset slices :name "fold-slice-into-extract")
 
 (ruleset safe)
-; a matmul-family left / right operand that is a Mat window: "replaced by a fresh
-; tile.extract(base, off_row, off_col, slice_shape, target_memory=Left|Right)"
-(rule ((= u (Use w ctx)) (= ctx {LEFT}) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
-      ((union u (Copy w "Left" ctx)) (set (cost_table_Copy w "Left" ctx) {COPY_BYTES}))
-      :ruleset safe :name "matmul-left-operand-extract")
-(rule ((= u (Use w ctx)) (= ctx {RIGHT}) (= w (Win b r c h wd)) (MemOf w "Mat") (= bits (Bits w)))
-      ((union u (Copy w "Right" ctx)) (set (cost_table_Copy w "Right" ctx) {COPY_BYTES}))
-      :ruleset safe :name "matmul-right-operand-extract")
-; a Vec window feeding an ordinary operand (or escaping through alias / loop init / yield) or a
-; col_expand operand: the safe form is a fresh tile.extract(..., target_memory=Vec) (#1640,
-; #2010, #1789); the view comes back only through a proof in rules.legality
-(rule ((= u (Use w ctx)) (= ctx {ORD}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
-      ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) {COPY_BYTES}))
-      :ruleset safe :name "vec-operand-extract")
-(rule ((= u (Use w ctx)) (= ctx {COLX}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
-      ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) {COPY_BYTES}))
-      :ruleset safe :name "col-expand-operand-extract")
-; outside the pass's scope the operand is left as it is: a non-window value; a Mat (or
-; Left/Right/Acc) window with a consumer that is not canonicalized ("A Mat slice with a consumer
-; that is not canonicalized (e.g. tile.move) is left intact"); a non-Mat matmul operand
+{"".join(_safe_rules(*c) for c in CONTEXTS)}
+; a non-window operand is left as it is
 (rule ((= u (Use (Leaf s) ctx))) ((union u (Keep (Leaf s) ctx))) :ruleset safe :name "keep-non-window")
-(rule ((= u (Use w ctx)) (= ctx {ORD}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
-      ((union u (Keep w ctx))) :ruleset safe :name "keep-non-vec-window")
-(rule ((= u (Use w ctx)) (= ctx {COLX}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
-      ((union u (Keep w ctx))) :ruleset safe :name "keep-non-vec-col-expand-window")
-(rule ((= u (Use w ctx)) (= ctx {LEFT}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
-      ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-left-window")
-(rule ((= u (Use w ctx)) (= ctx {RIGHT}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
-      ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-right-window")
 
 (ruleset copyview)
 (relation CopyViewGateRow (i64 i64 String))

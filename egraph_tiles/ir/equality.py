@@ -11,7 +11,7 @@ and whether a function spelled ``self`` are not compared.
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import Any, Callable
 
 from .exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
                     Symbol, TupleItem, Var, VarRef)
@@ -68,11 +68,15 @@ class _Comparer:
         if m is not b:
             self.fail(f"uses different variables: {a.name!r} vs {b.name!r}")
 
-    def vars_(self, xs: list[Var], ys: list[Var], what: str) -> None:
+    def pairwise(self, xs: list, ys: list, what: str, compare: Callable[[Any, Any], None]) -> None:
+        """``compare`` the items of ``xs`` and ``ys`` pair by pair; the lists must be as long."""
         if len(xs) != len(ys):
-            self.fail(f"{what}: {len(xs)} vs {len(ys)}")
+            self.fail(f"{what} lengths {len(xs)} vs {len(ys)}")
         for x, y in zip(xs, ys):
-            self.define(x, y)
+            compare(x, y)
+
+    def vars_(self, xs: list[Var], ys: list[Var], what: str) -> None:
+        self.pairwise(xs, ys, what, self.define)
 
     # -- expressions
 
@@ -113,10 +117,7 @@ class _Comparer:
             self.fail(f"cannot compare {a!r}")
 
     def exprs(self, xs: list[Expr], ys: list[Expr], what: str) -> None:
-        if len(xs) != len(ys):
-            self.fail(f"{what} lengths {len(xs)} vs {len(ys)}")
-        for x, y in zip(xs, ys):
-            self.expr(x, y)
+        self.pairwise(xs, ys, what, self.expr)
 
     def call(self, a: Call, b: Call) -> None:
         if a.op != b.op:

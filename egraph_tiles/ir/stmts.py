@@ -54,11 +54,34 @@ class EvalStmt(Stmt):
 
 
 @dataclass(eq=False)
-class YieldStmt(Stmt):
-    """``pl.yield_(v1, ...)`` — the last statement of a loop or if body with carries."""
+class _ValuesStmt(Stmt):
+    """A statement that hands ``values`` out of its body."""
 
     values: list[Expr]
     span: Span = NO_SPAN
+
+
+class YieldStmt(_ValuesStmt):
+    """``pl.yield_(v1, ...)`` — the last statement of a loop or if body with carries."""
+
+
+class ReturnStmt(_ValuesStmt):
+    """``return v1, ...`` — a function's results."""
+
+
+@dataclass(eq=False)
+class _BareStmt(Stmt):
+    """A statement with no operands, kept as written."""
+
+    span: Span = NO_SPAN
+
+
+class BreakStmt(_BareStmt):
+    """``break`` (PyPTO prints it in loops it has not unrolled)."""
+
+
+class ContinueStmt(_BareStmt):
+    """``continue``."""
 
 
 class LoopKind(Enum):
@@ -120,26 +143,6 @@ class ScopeStmt(Stmt):
     body: list[Stmt]
     span: Span = NO_SPAN
     form: str = "for"
-
-
-@dataclass(eq=False)
-class BreakStmt(Stmt):
-    """``break`` (PyPTO prints it in loops it has not unrolled); kept as written."""
-
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False)
-class ContinueStmt(Stmt):
-    """``continue``; kept as written."""
-
-    span: Span = NO_SPAN
-
-
-@dataclass(eq=False)
-class ReturnStmt(Stmt):
-    values: list[Expr]
-    span: Span = NO_SPAN
 
 
 class FunctionType(Enum):

@@ -84,16 +84,11 @@ class KernelReport:
         return self.read.name
 
 
-def analyze_kernel(source: str, kernel: str | None = None, *, filename: str = "<kernel>",
-                   shapes: Mapping[str, Sequence[int]] | None = None,
-                   dtypes: Mapping[str, str] | None = None,
-                   scalars: Mapping[str, Any] | None = None,
-                   binds: Mapping[str, int] | None = None,
-                   grid: Sequence[int] | None = None) -> KernelReport:
-    """Read and analyze one kernel (see :func:`egraph_tiles.nki.reader.read_kernel`)."""
-    read = read_kernel(source, kernel, filename=filename, shapes=shapes, dtypes=dtypes,
-                       scalars=scalars, binds=binds, grid=grid)
-    return analyze_read(read)
+def analyze_kernel(source: str, kernel: str | None = None, **options: Any) -> KernelReport:
+    """Read and analyze one kernel; ``options`` are the keywords of
+    :func:`egraph_tiles.nki.reader.read_kernel` (``filename``, ``shapes``, ``dtypes``,
+    ``scalars``, ``binds``, ``grid``)."""
+    return analyze_read(read_kernel(source, kernel, **options))
 
 
 # ----- analysis -----------------------------------------------------------------------------------
