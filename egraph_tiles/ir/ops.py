@@ -507,12 +507,19 @@ def _acc_dtype(a: DType) -> DType:
     return DType.INT32 if a.is_int else DType.FP32
 
 
-def _infer_matmul(b: BoundCall) -> Type:
+def _factors(b: BoundCall, rank: int) -> tuple[TileType, TileType]:
+    """The ``lhs`` and ``rhs`` of a product of rank-``rank`` tiles (2: matmul, 3: batch matmul),
+    checked: the last dimension of ``lhs`` is the next-to-last of ``rhs``."""
     a, c = b.tile("lhs"), b.tile("rhs")
-    if a.rank != 2 or c.rank != 2:
-        raise OpTypeError(f"{b.op.name} needs 2-D operands")
-    if not dims_agree((a.shape[1],), (c.shape[0],)):
-        raise OpTypeError(f"{b.op.name}: inner dimensions differ ({a.shape[1]} vs {c.shape[0]})")
+    if a.rank != rank or c.rank != rank:
+        raise OpTypeError(f"{b.op.name} needs {rank}-D operands")
+    if not dims_agree((a.shape[-1],), (c.shape[-2],)):
+        raise OpTypeError(f"{b.op.name}: inner dimensions differ ({a.shape[-1]} vs {c.shape[-2]})")
+    return a, c
+
+
+def _infer_matmul(b: BoundCall) -> Type:
+    a, c = _factors(b, 2)
     if a.dtype != c.dtype:
         raise OpTypeError(f"{b.op.name}: operand dtypes differ ({a.dtype.name} vs {c.dtype.name})")
     return TileType((a.shape[0], c.shape[1]), _acc_dtype(a.dtype), MemorySpace.Acc)
@@ -526,15 +533,11 @@ def _infer_matmul_acc(b: BoundCall) -> Type:
         raise OpTypeError(
             f"{b.op.name}: accumulator shape {list(acc.shape)} differs from the product shape {list(res.shape)}"
         )
-    return TileType(acc.shape, acc.dtype, acc.memory, acc.valid_shape)
+    return _like(acc)
 
 
 def _infer_batch_matmul(b: BoundCall) -> Type:
-    a, c = b.tile("lhs"), b.tile("rhs")
-    if a.rank != 3 or c.rank != 3:
-        raise OpTypeError(f"{b.op.name} needs 3-D operands")
-    if not dims_agree((a.shape[2],), (c.shape[1],)):
-        raise OpTypeError(f"{b.op.name}: inner dimensions differ")
+    a, c = _factors(b, 3)
     return TileType((a.shape[0], a.shape[1], c.shape[2]), _acc_dtype(a.dtype), MemorySpace.Acc)
 
 
@@ -544,61 +547,54 @@ def _infer_batch_matmul_acc(b: BoundCall) -> Type:
     return acc
 
 
-def _infer_same_as_first(b: BoundCall) -> Type:
-    t = b.tile(b.op.params[0])
+def _like(t: TileType) -> TileType:
+    """A result tile with ``t``'s shape, dtype, memory and valid shape (not its memref / view)."""
     return TileType(t.shape, t.dtype, t.memory, t.valid_shape)
+
+
+def _infer_same_as_first(b: BoundCall) -> Type:
+    return _like(b.tile(b.op.params[0]))
+
+
+def _same_dtype(b: BoundCall, x: TileType, y: TileType) -> None:
+    if x.dtype != y.dtype:
+        raise OpTypeError(f"{b.op.name}: dtypes {x.dtype.name} and {y.dtype.name} differ")
 
 
 def _infer_binary(b: BoundCall) -> Type:
     x, y = b.tile("lhs"), b.tile("rhs")
     if not dims_agree(x.shape, y.shape):
         raise OpTypeError(f"{b.op.name}: shapes {list(x.shape)} and {list(y.shape)} differ")
-    if x.dtype != y.dtype:
-        raise OpTypeError(f"{b.op.name}: dtypes {x.dtype.name} and {y.dtype.name} differ")
-    return TileType(x.shape, x.dtype, x.memory, x.valid_shape)
+    _same_dtype(b, x, y)
+    return _like(x)
 
 
-def _infer_col_expand(b: BoundCall) -> Type:
-    x, v = b.tile("lhs"), b.tile("rhs")
-    if x.rank != 2 or v.rank != 2:
-        raise OpTypeError(f"{b.op.name} needs 2-D operands")
-    if not dims_agree((x.shape[1],), (v.shape[1],)):
-        raise OpTypeError(f"{b.op.name}: column counts {x.shape[1]} and {v.shape[1]} differ")
-    if x.dtype != v.dtype:
-        raise OpTypeError(f"{b.op.name}: dtypes {x.dtype.name} and {v.dtype.name} differ")
-    return TileType(x.shape, x.dtype, x.memory, x.valid_shape)
+def _infer_expand(axis: int) -> InferFn:
+    """``rhs`` broadcast over the 2-D ``lhs``: the operands agree on dimension ``axis`` (0:
+    row_expand, one value per row; 1: col_expand, one row of values, of ``lhs``'s dtype)."""
+    what = ("row", "column")[axis]
+
+    def infer(b: BoundCall) -> Type:
+        x, v = b.tile("lhs"), b.tile("rhs")
+        if x.rank != 2 or v.rank != 2:
+            raise OpTypeError(f"{b.op.name} needs 2-D operands")
+        if not dims_agree((x.shape[axis],), (v.shape[axis],)):
+            raise OpTypeError(f"{b.op.name}: {what} counts {x.shape[axis]} and {v.shape[axis]} differ")
+        if axis == 1:
+            _same_dtype(b, x, v)
+        return _like(x)
+    return infer
 
 
-def _infer_row_expand(b: BoundCall) -> Type:
-    x, v = b.tile("lhs"), b.tile("rhs")
-    if x.rank != 2 or v.rank != 2:
-        raise OpTypeError(f"{b.op.name} needs 2-D operands")
-    if not dims_agree((x.shape[0],), (v.shape[0],)):
-        raise OpTypeError(f"{b.op.name}: row counts {x.shape[0]} and {v.shape[0]} differ")
-    return TileType(x.shape, x.dtype, x.memory, x.valid_shape)
-
-
-def _infer_row_reduce(b: BoundCall) -> Type:
-    x = b.tile("src")
-    if x.rank != 2:
-        raise OpTypeError(f"{b.op.name} needs a 2-D tile")
-    return TileType((x.shape[0], Const(1)), x.dtype, x.memory)
-
-
-def _infer_col_reduce(b: BoundCall) -> Type:
-    x = b.tile("src")
-    if x.rank != 2:
-        raise OpTypeError(f"{b.op.name} needs a 2-D tile")
-    return TileType((Const(1), x.shape[1]), x.dtype, x.memory)
-
-
-def _infer_arg_reduce(axis: int) -> InferFn:
+def _infer_reduce(axis: int, dtype: DType | None = None) -> InferFn:
+    """A 2-D reduction along ``axis`` (1: each row to one value, 0: each column); the result
+    has the source's dtype, or ``dtype`` (an arg-reduction's INT32 indices)."""
     def infer(b: BoundCall) -> Type:
         x = b.tile("src")
         if x.rank != 2:
             raise OpTypeError(f"{b.op.name} needs a 2-D tile")
         shape = (x.shape[0], Const(1)) if axis == 1 else (Const(1), x.shape[1])
-        return TileType(shape, DType.INT32, x.memory)
+        return TileType(shape, dtype or x.dtype, x.memory)
     return infer
 
 
@@ -702,20 +698,14 @@ def _t(fn: Callable) -> Callable[[Operands], np.ndarray]:
     return lambda v: fn(v.tiles[0])
 
 
-def _colx(fn: Callable | None) -> Callable[[Operands], np.ndarray]:
-    """``rhs``'s first row broadcast over ``lhs``'s rows, combined with ``lhs`` (plain
-    ``col_expand`` just broadcasts)."""
-    def meaning(v: Operands) -> np.ndarray:
-        row = np.broadcast_to(v.tiles[1][:1, :], v.tiles[0].shape)
-        return row if fn is None else fn(v.tiles[0], row)
-    return meaning
+def _expand(fn: Callable | None, axis: int) -> Callable[[Operands], np.ndarray]:
+    """``rhs``'s first column (``axis`` 0: row_expand) or first row (1: col_expand) broadcast
+    over ``lhs``, combined with ``lhs`` (plain ``row_expand`` / ``col_expand`` just broadcast)."""
+    first = (slice(None), slice(0, 1)) if axis == 0 else (slice(0, 1), slice(None))
 
-
-def _rowx(fn: Callable | None) -> Callable[[Operands], np.ndarray]:
-    """``rhs``'s first column broadcast over ``lhs``'s columns, combined with ``lhs``."""
     def meaning(v: Operands) -> np.ndarray:
-        col = np.broadcast_to(v.tiles[1][:, :1], v.tiles[0].shape)
-        return col if fn is None else fn(v.tiles[0], col)
+        line = np.broadcast_to(v.tiles[1][first], v.tiles[0].shape)
+        return line if fn is None else fn(v.tiles[0], line)
     return meaning
 
 
@@ -887,19 +877,16 @@ _op("tile.tget_scale_addr", "dst_scale:t src:t", None, Family.SYSTEM, effect=wri
 
 # -- broadcasts: col_expand family (lazily materialized subview operands, #1640 / #2010)
 
+#: the combinations of a broadcast with ``lhs`` (suffix of the op name, numpy meaning)
+_EXPANDS = (("", None), ("_mul", np.multiply), ("_add", np.add), ("_sub", np.subtract),
+            ("_div", _div), ("_max", np.maximum), ("_min", np.minimum),
+            ("_expdif", lambda a, b: np.exp(a - b)))
 _COLX = dict(input_memory=(("lhs", _VEC), ("rhs", _VEC)), output_memory="inherit")
-for _n, _fn in (("col_expand", None), ("col_expand_mul", np.multiply), ("col_expand_add", np.add),
-                ("col_expand_sub", np.subtract), ("col_expand_div", _div),
-                ("col_expand_max", np.maximum), ("col_expand_min", np.minimum),
-                ("col_expand_expdif", lambda a, b: np.exp(a - b))):
-    _op(f"tile.{_n}", "lhs:t rhs:t", _infer_col_expand, Family.COL_EXPAND, **_COLX,
-        numpy=_colx(_fn))
-for _n, _fn in (("row_expand", None), ("row_expand_mul", np.multiply), ("row_expand_add", np.add),
-                ("row_expand_sub", np.subtract), ("row_expand_div", _div),
-                ("row_expand_max", np.maximum), ("row_expand_min", np.minimum),
-                ("row_expand_expdif", lambda a, b: np.exp(a - b))):
-    _op(f"tile.{_n}", "lhs:t rhs:t tmp:t", _infer_row_expand, Family.VECTOR, **_COLX,
-        numpy=_rowx(_fn))
+for _n, _spec, _family, _axis in (("col_expand", "lhs:t rhs:t", Family.COL_EXPAND, 1),
+                                  ("row_expand", "lhs:t rhs:t tmp:t", Family.VECTOR, 0)):
+    for _sfx, _fn in _EXPANDS:
+        _op(f"tile.{_n}{_sfx}", _spec, _infer_expand(_axis), _family, **_COLX,
+            numpy=_expand(_fn, _axis))
 _op("tile.expands", "src:t scalar:x", _infer_same_as_first, Family.VECTOR,
     input_memory=(("src", _VEC),), output_memory="inherit",
     numpy=lambda v: np.full(v.tiles[0].shape, v.scalars[0]))
@@ -956,14 +943,14 @@ _op("tile.fillpad_expand", "src:t shape:s", None, Family.VECTOR, **_V, inplace_s
 
 for _n, _fn in (("row_sum", np.sum), ("row_max", np.max), ("row_min", np.min),
                 ("row_prod", np.prod)):
-    _op(f"tile.{_n}", "src:t tmp_tile:t", _infer_row_reduce, Family.VECTOR, **_V,
+    _op(f"tile.{_n}", "src:t tmp_tile:t", _infer_reduce(1), Family.VECTOR, **_V,
         input_memory=(("src", _VEC),), inplace_safe=False, numpy=_reduce(_fn, -1))
 for _n, _fn in (("col_sum", np.sum), ("col_max", np.max), ("col_min", np.min),
                 ("col_prod", np.prod)):
-    _op(f"tile.{_n}", "src:t tmp_tile:t", _infer_col_reduce, Family.VECTOR, **_V,
+    _op(f"tile.{_n}", "src:t tmp_tile:t", _infer_reduce(0), Family.VECTOR, **_V,
         input_memory=(("src", _VEC),), numpy=_reduce(_fn, 0))
 for _n, _axis in (("row_argmax", 1), ("row_argmin", 1), ("col_argmax", 0), ("col_argmin", 0)):
-    _op(f"tile.{_n}", "src:t tmp_tile:t", _infer_arg_reduce(_axis), Family.VECTOR, **_V,
+    _op(f"tile.{_n}", "src:t tmp_tile:t", _infer_reduce(_axis, DType.INT32), Family.VECTOR, **_V,
         inplace_safe=False)
 
 # -- sorting, gathers, scatters: results from annotations, memory effects declared
