@@ -9,6 +9,7 @@ import egraph_tiles.ir  # noqa: F401
 from egraph_tiles.ir import TensorType
 from egraph_tiles.sim import outputs_equal, run_hardware, run_ideal
 from egraph_tiles.sim.semantics import np_dtype
+from dslkit import kernel  # noqa: F401  (re-exported: the sim tests' kernel text)
 
 
 def small_ints(shape: tuple[int, ...], dtype: np.dtype, seed: int = 0) -> np.ndarray:
@@ -35,18 +36,6 @@ def both(text: str, scalars: dict[str, int] | None = None, seed: int = 0):
     p = et.parse_program(text)
     ins = inputs_for(p, seed)
     return run_ideal(p, ins, scalars), run_hardware(p, ins, scalars)
-
-
-def kernel(params: str, body: str, ret: str) -> str:
-    """DSL text of a one-function InCore program with the given parameters, body and return type."""
-    lines = "\n".join("        " + ln for ln in body.strip().splitlines())
-    return f"""
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, {params}) -> {ret}:
-{lines}
-"""
 
 
 def agree(text: str, scalars: dict[str, int] | None = None) -> dict[str, np.ndarray]:

@@ -15,6 +15,7 @@ from benchmarks.corpus import FAMILIES, MIXED, SCALAR_ARGS, generate  # noqa: E4
 from benchmarks.safety import Oracle  # noqa: E402
 from egraph_tiles.passes.baselines import seed_policy  # noqa: E402
 from egraph_tiles.metrics import bytes_copied, dynamic_bytes_copied  # noqa: E402
+from dslkit import kernel
 
 SIZE = 30
 
@@ -59,22 +60,18 @@ def test_the_hardware_model_catches_view_everything_on_the_unaligned_heads():
     assert Oracle(prog, SCALAR_ARGS).verdict(prog) != "ok"
 
 
-SHARED_CONTEXTS = """
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]) -> pl.Tensor[[16, 128], pl.FP32]:
-        t = pl.tile.load(x, [0, 0], [16, 128], target_memory=pl.Mem.Vec)
-        g = pl.tile.load(x, [0, 0], [4, 128], target_memory=pl.Mem.Vec)
-        hi: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 64], [0, 64])
-        sc = pl.tile.muls(hi, 0.125)
-        g1: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(g, [1, 64], [0, 64])
-        y = pl.tile.col_expand_mul(hi, g1)
-        z = pl.tile.add(sc, y)
-        out = pl.store(z, [0, 64], out)
-        out = pl.store(t, [0, 0], out)
-        return out
-"""
+SHARED_CONTEXTS = kernel("x: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]", """
+t = pl.tile.load(x, [0, 0], [16, 128], target_memory=pl.Mem.Vec)
+g = pl.tile.load(x, [0, 0], [4, 128], target_memory=pl.Mem.Vec)
+hi: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 64], [0, 64])
+sc = pl.tile.muls(hi, 0.125)
+g1: pl.Tile[[1, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(g, [1, 64], [0, 64])
+y = pl.tile.col_expand_mul(hi, g1)
+z = pl.tile.add(sc, y)
+out = pl.store(z, [0, 64], out)
+out = pl.store(t, [0, 0], out)
+return out
+""", "pl.Tensor[[16, 128], pl.FP32]")
 
 
 # found by this differential test: a view proven for the ordinary context leaked into

@@ -3,6 +3,7 @@
 import math
 
 from egraph_tiles.egraph.ilp import ENode, SerializedEGraph, dag_cost, greedy, ilp
+from dslkit import kernel
 
 
 def _graph(spec: dict[str, tuple[str, str, tuple[str, ...], float]], roots: list[str]) -> SerializedEGraph:
@@ -81,19 +82,15 @@ def test_ilp_reads_egglog_serialized_egraphs():
     assert e.term(sg, root) == ("T", ("3",))
 
 
-SHARED_HEAD = """
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
-        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-        head: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 3])
-        a = pl.tile.muls(head, 0.5)
-        b = pl.tile.adds(head, 1.0)
-        c = pl.tile.add(a, b)
-        out = pl.store(c, [0, 0], out)
-        return out
-"""
+SHARED_HEAD = kernel("x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]", """
+t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+head: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 3])
+a = pl.tile.muls(head, 0.5)
+b = pl.tile.adds(head, 1.0)
+c = pl.tile.add(a, b)
+out = pl.store(c, [0, 0], out)
+return out
+""", "pl.Tensor[[16, 8], pl.FP32]")
 
 
 def test_ilp_extractor_plugs_into_the_engine_and_agrees_with_greedy_on_a_shared_copy():

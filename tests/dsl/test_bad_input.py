@@ -12,19 +12,16 @@ from strategies import program_texts
 
 import egraph_tiles as et
 from egraph_tiles import DslError
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX]):
-        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-"""
+PARAMS = "x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX]"
+HEAD = dslkit.kernel(PARAMS, """
+t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+""")
 
 
 def kernel(*lines: str) -> str:
-    return HEAD + "".join("        " + ln + "\n" for ln in lines)
+    return dslkit.extended(HEAD, *lines)
 
 
 def parse_error(text: str) -> DslError:

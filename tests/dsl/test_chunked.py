@@ -7,15 +7,12 @@ import egraph_tiles as et
 from egraph_tiles import DslError
 from egraph_tiles.dsl import chunked
 from egraph_tiles.ir import walk
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX]):
-        t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-"""
+PARAMS = "x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX]"
+HEAD = dslkit.kernel(PARAMS, """
+t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+""")
 
 BLOCK = """        u{k}: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 8])
         if n > 0:

@@ -6,21 +6,18 @@ import pytest
 
 import egraph_tiles as et
 from egraph_tiles import DslError
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], f: pl.Scalar[pl.FP32], flag: pl.Scalar[pl.BOOL],
-               n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-        local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        lhs_mat = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
-"""
+PARAMS = ("x: pl.Tensor[[16, 16], pl.FP32], f: pl.Scalar[pl.FP32], flag: pl.Scalar[pl.BOOL],\n"
+          "               n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]")
+HEAD = dslkit.kernel(PARAMS, """
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+lhs_mat = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+""")
 
 
 def kernel(*lines: str) -> str:
-    return HEAD + "".join("        " + ln + "\n" for ln in lines)
+    return dslkit.extended(HEAD, *lines)
 
 
 def rejected(line: str) -> DslError:

@@ -4,20 +4,17 @@ import egraph_tiles as et
 from egraph_tiles.ir import (AssignStmt, BinOp, Const, DType, EvalStmt, ForStmt, IfStmt,
                              LoopKind, ReturnStmt, ScalarType, ScopeStmt, TileType,
                              UnknownType, VarRef, WhileStmt, YieldStmt)
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
-               out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
-        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-"""
+PARAMS = ("x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX],\n"
+          "               out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
+HEAD = dslkit.kernel(PARAMS, """
+t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+""")
 
 
 def body_of(*lines: str):
-    text = HEAD + "".join("        " + ln + "\n" for ln in lines)
+    text = dslkit.extended(HEAD, *lines)
     prog = et.parse_program(text)
     et.verify_program(prog)
     return prog.functions[0].body[1:], et.print_program(prog)

@@ -5,16 +5,13 @@ import pytest
 
 import egraph_tiles as et
 from egraph_tiles.ir import FunctionType
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
-               out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
-        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-"""
+PARAMS = ("x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX],\n"
+          "               out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
+HEAD = dslkit.kernel(PARAMS, """
+t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+""")
 
 
 def roundtrip(text: str):
@@ -26,7 +23,7 @@ def roundtrip(text: str):
 
 
 def body(*lines: str):
-    return roundtrip(HEAD + "".join("        " + ln + "\n" for ln in lines))
+    return roundtrip(dslkit.extended(HEAD, *lines))
 
 
 @pytest.mark.parametrize("ftype", ["InCore", "AIC", "AIV", "Orchestration", "Opaque"])

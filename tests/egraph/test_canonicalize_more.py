@@ -21,7 +21,7 @@ c: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(lhs_slice, rhs_slice)
 
 
 def optimized_text(params: str, body: str, ftype: str = "InCore") -> str:
-    return et.print_program(et.canonicalize_tile_slice(et.parse_program(kernel(params, body, ftype))))
+    return et.print_program(et.canonicalize_tile_slice(et.parse_program(kernel(params, body, ftype=ftype))))
 
 
 def test_matmul_operand_extracts_are_named_after_the_slice_with_left_and_right():

@@ -12,17 +12,12 @@ from hypothesis import strategies as st
 
 import egraph_tiles as et
 from egraph_tiles.sim.soundness import unsound_because
+from dslkit import kernel
 from simkit import inputs_for
 
-HEAD = """import pypto.language as pl
-
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], r: pl.Scalar[pl.INDEX],
-               out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
-"""
+PARAMS = ("x: pl.Tensor[[16, 64], pl.FP32], r: pl.Scalar[pl.INDEX], "
+          "out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
+RET = "pl.Tensor[[16, 64], pl.FP32]"
 
 
 @st.composite
@@ -49,7 +44,7 @@ def copy_view_cases(draw):
     if fill == "after-child-use":
         lines.append(fillpad)
     lines += ["out = pl.store(y, [0, 0], out)", "out2 = pl.store(z, [0, 32], out)", "return out2"]
-    text = HEAD + "".join(" " * 8 + s + "\n" for s in lines)
+    text = kernel(PARAMS, "\n".join(lines), RET)
     p = et.verify_program(et.parse_program(text, filename="<generated>"))
     return p, inputs_for(p, draw(st.integers(0, 2**16))), {"r": cr}
 

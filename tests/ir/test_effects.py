@@ -3,24 +3,20 @@
 import egraph_tiles as et
 from egraph_tiles.ir.effects import Share, function_effects
 from egraph_tiles.ir.stmts import AssignStmt, ForStmt, walk
+from dslkit import kernel
 
-KERNEL = """
-import pypto.language as pl
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        u = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        a = v
-        for i, (c,) in pl.range(0, 64, 8, init_values=(a,)):
-            for j in pl.range(0, 4, 1):
-                q = pl.tile.slice(c, [16, 8], [0, 8])
-                pl.tile.fillpad_inplace(src=q, pad_value=pl.PadValue.zero)
-            r = pl.yield_(c)
-        out = pl.store(u, [0, 0], out)
-        return out
-"""
+KERNEL = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+u = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+a = v
+for i, (c,) in pl.range(0, 64, 8, init_values=(a,)):
+    for j in pl.range(0, 4, 1):
+        q = pl.tile.slice(c, [16, 8], [0, 8])
+        pl.tile.fillpad_inplace(src=q, pad_value=pl.PadValue.zero)
+    r = pl.yield_(c)
+out = pl.store(u, [0, 0], out)
+return out
+""", "pl.Tensor[[16, 16], pl.FP32]")
 
 
 def _setup():

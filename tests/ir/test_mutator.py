@@ -8,21 +8,17 @@ import egraph_tiles as et
 from egraph_tiles.ir.exprs import Call, Const, Var, VarRef
 from egraph_tiles.ir.mutator import StmtMutator, StmtVisitor, body_fields, drop_unused
 from egraph_tiles.ir.stmts import NO_SPAN, AssignStmt, EvalStmt, ForStmt, Span, Stmt, walk
+from dslkit import kernel
 
-KERNEL = """
-import pypto.language as pl
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        for i in pl.range(0, 4, 1):
-            a = pl.tile.slice(v, [16, 8], [0, 0])
-            b = pl.tile.slice(a, [16, 4], [0, 0])
-            y = pl.tile.muls(v, 0.5)
-        out = pl.store(v, [0, 0], out)
-        return out
-"""
+KERNEL = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+for i in pl.range(0, 4, 1):
+    a = pl.tile.slice(v, [16, 8], [0, 0])
+    b = pl.tile.slice(a, [16, 4], [0, 0])
+    y = pl.tile.muls(v, 0.5)
+out = pl.store(v, [0, 0], out)
+return out
+""", "pl.Tensor[[16, 16], pl.FP32]")
 
 
 def _body():

@@ -3,19 +3,16 @@
 import pytest
 
 import egraph_tiles as et
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 8], pl.FP32], n: pl.Scalar[pl.INDEX]):
-        t = pl.tile.load(x, [0, 0], [16, 8], target_memory=pl.Mem.Vec)
-"""
+PARAMS = "x: pl.Tensor[[16, 8], pl.FP32], n: pl.Scalar[pl.INDEX]"
+HEAD = dslkit.kernel(PARAMS, """
+t = pl.tile.load(x, [0, 0], [16, 8], target_memory=pl.Mem.Vec)
+""")
 
 
 def prog(*lines: str):
-    return et.parse_program(HEAD + "".join("        " + ln + "\n" for ln in lines))
+    return et.parse_program(dslkit.extended(HEAD, *lines))
 
 
 def test_programs_differing_only_in_variable_names_are_equal():

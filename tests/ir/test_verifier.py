@@ -4,20 +4,17 @@ import pytest
 
 import egraph_tiles as et
 from egraph_tiles.ir import AssignStmt, Call, Const, ForStmt, ListExpr, VarRef
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 8], pl.FP32], m: pl.Tensor[[16, 64], pl.BF16]):
-        t = pl.tile.load(x, [0, 0], [16, 8], target_memory=pl.Mem.Vec)
-        mt = pl.tile.load(m, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
-"""
+PARAMS = "x: pl.Tensor[[16, 8], pl.FP32], m: pl.Tensor[[16, 64], pl.BF16]"
+HEAD = dslkit.kernel(PARAMS, """
+t = pl.tile.load(x, [0, 0], [16, 8], target_memory=pl.Mem.Vec)
+mt = pl.tile.load(m, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+""")
 
 
 def prog(*lines: str):
-    return et.parse_program(HEAD + "".join("        " + ln + "\n" for ln in lines), "k.py")
+    return et.parse_program(dslkit.extended(HEAD, *lines), "k.py")
 
 
 def rejects(p, *fragments: str) -> str:

@@ -3,29 +3,23 @@ axis whose offset is a constant or has known bounds — before the pass folds it
 
 from __future__ import annotations
 
-import pytest
 
 import egraph_tiles as et
+import dslkit
 
-HEAD = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], m: pl.Tensor[[64, 512], pl.BF16], n: pl.Scalar[pl.INDEX]):
-        v = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-        lhs_mat = pl.tile.load(m, [0, 0], [64, 512], target_memory=pl.Mem.Mat)
-"""
+PARAMS = "x: pl.Tensor[[16, 64], pl.FP32], m: pl.Tensor[[64, 512], pl.BF16], n: pl.Scalar[pl.INDEX]"
+HEAD = dslkit.kernel(PARAMS, """
+v = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+lhs_mat = pl.tile.load(m, [0, 0], [64, 512], target_memory=pl.Mem.Mat)
+""")
 
 
 def prog(*lines: str):
-    return et.parse_program(HEAD + "".join("        " + ln + "\n" for ln in lines), "k.py")
+    return et.parse_program(dslkit.extended(HEAD, *lines), "k.py")
 
 
 def rejected(*lines: str) -> str:
-    with pytest.raises(ValueError) as info:
-        et.optimize(prog(*lines))
-    return str(info.value)
+    return dslkit.rejection(prog(*lines))
 
 
 def accepted(*lines: str):

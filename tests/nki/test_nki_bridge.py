@@ -148,7 +148,7 @@ def test_float_stop_is_rejected_with_the_seed_message():
 def test_out_of_bounds_constant_window_is_rejected_at_its_element():
     err = parse_error("w = t[:, 120:136]")
     assert "window [120, 136) lies outside the tile's extent 128" in err.message
-    assert (err.line, err.col) == (9, 18)  # the `120:136` element, kernel line 9
+    assert (err.line, err.col) == (8, 18)  # the `120:136` element, kernel line 8
 
 
 def test_index_one_past_the_last_row_is_rejected():

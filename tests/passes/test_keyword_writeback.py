@@ -6,22 +6,18 @@ from egraph_tiles.ir.exprs import Call
 from egraph_tiles.ir.stmts import AssignStmt, EvalStmt
 from egraph_tiles.sim import run_hardware, run_ideal
 from simkit import inputs_for
+from dslkit import kernel
 
-KERNEL = """
-import pypto.language as pl
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]) -> pl.Tensor[[16, 1], pl.FP32]:
-        v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        q = pl.tile.slice(v, [16, 1], [0, 1])
-        w = pl.tile.slice(v, [16, 8], [0, 0])
-        wv = pl.tile.set_validshape(w, [8, 8])
-        pl.tile.fillpad_inplace({call_args})
-        y = pl.tile.muls(q, 0.5)
-        out = pl.store(y, [0, 0], out)
-        return out
-"""
+KERNEL = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]", """
+v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+q = pl.tile.slice(v, [16, 1], [0, 1])
+w = pl.tile.slice(v, [16, 8], [0, 0])
+wv = pl.tile.set_validshape(w, [8, 8])
+pl.tile.fillpad_inplace({call_args})
+y = pl.tile.muls(q, 0.5)
+out = pl.store(y, [0, 0], out)
+return out
+""", "pl.Tensor[[16, 1], pl.FP32]")
 
 
 def _optimize(call_args: str) -> tuple[et.Program, et.Program]:

@@ -3,45 +3,31 @@ window it receives stays a view only when its address is proven aligned; otherwi
 rejects it ("cannot prove `op` does not write its operand") rather than copy it — a copy could
 swallow the write, a misaligned view could fault (rules.checks unclassified-operand-violation)."""
 
-import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import egraph_tiles as et
-from egraph_tiles.ir.exprs import Call
-from egraph_tiles.ir.stmts import AssignStmt, walk
+from dslkit import call_ops, kernel, rejection
 
-HEAD = """
-import pypto.language as pl
-import pypto.language.distributed as pld
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], m: pl.Tensor[[16, 64], pl.BF16], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-"""
-TAIL = """        out = pl.store(v, [0, 0], out)
-        return out
-"""
+PARAMS = ("x: pl.Tensor[[16, 16], pl.FP32], m: pl.Tensor[[16, 64], pl.BF16], "
+          "out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]")
+RET = "pl.Tensor[[16, 16], pl.FP32]"
 
 
 def prog(*lines: str) -> et.ir.Program:
-    return et.parse_program(HEAD + "".join(f"        {x}\n" for x in lines) + TAIL)
+    """``v`` (all of x in Vec), then ``lines`` (from line 9), then v stored."""
+    return et.parse_program(kernel(PARAMS, "\n".join((
+        "v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)", *lines,
+        "out = pl.store(v, [0, 0], out)", "return out")), RET,
+        imports="import pypto.language.distributed as pld\n"))
 
 
-def rejection(*lines: str) -> str:
-    with pytest.raises(ValueError) as e:
-        et.optimize(prog(*lines))
-    return str(e.value)
-
-
-def ops_of(p: et.ir.Program) -> list[str]:
-    return [s.value.op for s in walk(p.functions[0].body)
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call)]
+def rejection_of(*lines: str) -> str:
+    return rejection(prog(*lines))
 
 
 def test_unaligned_window_feeding_an_unclassified_op_is_rejected_naming_the_op():
-    msg = rejection("q = pl.tile.slice(v, [16, 1], [0, 1])", "pld.tile.remote_store(q, out)")
+    msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])", "pld.tile.remote_store(q, out)")
     for piece in ("slice 'q'", "line 9", "`pld.tile.remote_store` at line 10",
                   "cannot prove `pld.tile.remote_store` does not write its operand",
                   "copy could swallow", "misaligned view could fault", "8 for FP32"):
@@ -56,19 +42,19 @@ def test_aligned_window_feeding_an_unclassified_op_stays_a_view():
 
 
 def test_unaligned_window_reaching_an_unclassified_op_through_a_view_is_rejected():
-    msg = rejection("q = pl.tile.slice(v, [16, 1], [0, 1])",
+    msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])",
                     "qv = pl.tile.set_validshape(q, [8, 1])", "pld.tile.remote_store(qv, out)")
     assert "slice 'q'" in msg and "(through 'qv', a view / alias of it)" in msg
 
 
 def test_unaligned_window_reaching_an_unclassified_op_through_an_alias_is_rejected():
-    msg = rejection("q = pl.tile.slice(v, [16, 1], [0, 1])", "a = q",
+    msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])", "a = q",
                     "r: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pld.tile.remote_copy(a)")
     assert "cannot prove `pld.tile.remote_copy` does not write its operand" in msg
 
 
 def test_unaligned_window_reaching_an_unclassified_op_through_a_loop_carry_is_rejected():
-    msg = rejection("q = pl.tile.slice(v, [16, 1], [0, 1])",
+    msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])",
                     "for i, (c,) in pl.range(2, init_values=(q,)):",
                     "    pld.tile.remote_store(c, out)", "    d = pl.yield_(c)")
     assert "slice 'q'" in msg and "pld.tile.remote_store" in msg
@@ -76,11 +62,11 @@ def test_unaligned_window_reaching_an_unclassified_op_through_a_loop_carry_is_re
 
 def test_classified_read_only_op_keeps_copying_an_unaligned_window():
     out = et.optimize(prog("q = pl.tile.slice(v, [16, 1], [0, 1])", "y = pl.tile.muls(q, 2.0)"))
-    assert "tile.extract" in ops_of(out)
+    assert "tile.extract" in call_ops(out)
 
 
 def test_valid_shape_slice_feeding_an_unclassified_op_must_be_aligned():
-    msg = rejection("q = pl.tile.slice(v, [16, 8], [0, 1], [8, 8])", "pld.tile.remote_store(q, out)")
+    msg = rejection_of("q = pl.tile.slice(v, [16, 8], [0, 1], [8, 8])", "pld.tile.remote_store(q, out)")
     # (unaligned, and non-contiguous: an unclassified op may also materialize it, issue 15 item 3)
     assert "has valid_shape / drop_dims" in msg and "feeds pld.tile.remote_store" in msg
 
@@ -89,7 +75,7 @@ def test_mat_window_feeding_an_unclassified_op_is_left_a_view():
     # no copy is made of a Mat window outside the matmul / extract consumers, so no write is lost
     p = prog("mt = pl.tile.load(m, [0, 0], [16, 64], target_memory=pl.Mem.Mat)",
              "q = pl.tile.slice(mt, [16, 16], [0, 8])", "pld.tile.remote_store(q, out)")
-    assert "tile.extract" not in ops_of(et.optimize(p))
+    assert "tile.extract" not in call_ops(et.optimize(p))
 
 
 def test_explain_says_the_op_was_unclassified():
@@ -131,4 +117,4 @@ class K:
     except ValueError as e:
         assert not aligned and "cannot prove `pld.tile.remote_store` does not write" in str(e)
         return
-    assert aligned and "tile.extract" not in ops_of(out)
+    assert aligned and "tile.extract" not in call_ops(out)

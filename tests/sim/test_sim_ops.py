@@ -157,6 +157,8 @@ return out""", R16)
     ("r = pl.tile.add(v, w)", lambda x, y: x + y),
     ("r = pl.tile.mul(v, w)", lambda x, y: x * y),
     ("r = pl.tile.max(v, w)", np.maximum),
+    ("r = pl.tile.maximum(v, w)", np.maximum),
+    ("r = pl.tile.minimum(v, w)", np.minimum),
     ("r = pl.tile.muls(v, 0.5)", lambda x, y: x * np.float32(0.5)),
     ("r = pl.tile.adds(v, 3)", lambda x, y: x + 3),
     ("r = pl.tile.neg(v)", lambda x, y: -x),
@@ -174,13 +176,19 @@ return out""", R16)
     assert np.array_equal(agree(t)["out"], fn(ins["x"], ins["y"]))
 
 
-def test_row_sum_reduces_each_row_to_one_column() -> None:
-    t = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]", """
+@pytest.mark.parametrize("op,shape,fn", [
+    pytest.param("row_sum", "16, 1", lambda x: x.sum(axis=1, keepdims=True),
+                 id="row_sum_reduces_each_row_to_one_column"),
+    pytest.param("col_max", "1, 16", lambda x: x.max(axis=0, keepdims=True),
+                 id="col_max_reduces_over_rows"),
+])
+def test_reductions_compute_their_numpy_meaning(op: str, shape: str, fn) -> None:
+    t = kernel(f"x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[{shape}], pl.FP32]]", f"""
 v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-r = pl.tile.row_sum(v)
+r = pl.tile.{op}(v)
 out = pl.store(r, [0, 0], out)
-return out""", "pl.Tensor[[16, 1], pl.FP32]")
-    assert np.array_equal(agree(t)["out"], inputs(t)["x"].sum(axis=1, keepdims=True))
+return out""", f"pl.Tensor[[{shape}], pl.FP32]")
+    assert np.array_equal(agree(t)["out"], fn(inputs(t)["x"]))
 
 
 def test_cast_converts_the_element_type() -> None:

@@ -71,27 +71,6 @@ return out""", R)
     assert np.array_equal(agree(t, {"n": 40})["out"], ins(t)["x"][:, 16:])
 
 
-@pytest.mark.parametrize("op,fn", [("tile.maximum", np.maximum), ("tile.minimum", np.minimum)])
-def test_pypto_binary_ops_compute_their_numpy_meaning(op, fn) -> None:
-    t = kernel(f"x: pl.Tensor[[16, 16], pl.FP32], y: pl.Tensor[[16, 16], pl.FP32], {OUT}", f"""
-a = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-b = pl.tile.load(y, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-c = pl.{op}(a, b)
-out = pl.store(c, [0, 0], out)
-return out""", R)
-    i = ins(t)
-    assert np.array_equal(agree(t)["out"], fn(i["x"], i["y"]))
-
-
-def test_col_max_reduces_over_rows() -> None:
-    t = kernel("x: pl.Tensor[[16, 16], pl.FP32], o: pl.Out[pl.Tensor[[1, 16], pl.FP32]]", """
-a = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-c = pl.tile.col_max(a)
-o = pl.store(c, [0, 0], o)
-return o""", "pl.Tensor[[1, 16], pl.FP32]")
-    assert np.array_equal(agree(t)["o"], ins(t)["x"].max(axis=0, keepdims=True))
-
-
 def test_matmul_of_a_vec_tile_runs_ideally_but_is_not_modelled_on_hardware() -> None:
     # accepted before memory-space inference; the hardware model does not guess the move
     t = kernel("a: pl.Tensor[[16, 16], pl.FP16], o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
