@@ -7,21 +7,17 @@ import sys
 import pytest
 
 from egraph_tiles.cli import main
+from dslkit import kernel
 
-KERNEL = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-        local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        head = pl.tile.slice(local, [16, 1], [0, 1])
-        scaled = pl.tile.muls(head, 0.5)
-        aligned = pl.tile.slice(local, [16, 8], [0, 8])
-        doubled = pl.tile.muls(aligned, 2.0)
-        out = pl.store(doubled, [0, 0], out)
-        return out
-"""
+KERNEL = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+head = pl.tile.slice(local, [16, 1], [0, 1])
+scaled = pl.tile.muls(head, 0.5)
+aligned = pl.tile.slice(local, [16, 8], [0, 8])
+doubled = pl.tile.muls(aligned, 2.0)
+out = pl.store(doubled, [0, 0], out)
+return out
+""")
 
 HEAD_EXT = ("head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = "
             "pl.tile.extract(local, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)")
@@ -92,20 +88,15 @@ def test_optimize_of_bad_input_exits_1_with_file_line_col(tmp_path, capsys):
     assert f"{f}:9:" in capsys.readouterr().err
 
 
-ACC_ROW_WINDOW = """import pypto.language as pl
-
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, a: pl.Tensor[[16, 16], pl.BF16], b: pl.Tensor[[16, 32], pl.BF16]):
-        a_m = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
-        b_m = pl.tile.load(b, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
-        a_l = pl.tile.extract(a_m, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
-        b_r = pl.tile.extract(b_m, 0, 0, shape=[16, 32], target_memory=pl.Mem.Right)
-        big = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
-        win = pl.tile.slice(big, [16, 32], [0, 0])
-        r = pl.tile.matmul_acc(win, a_l, b_r)
-"""
+ACC_ROW_WINDOW = kernel("a: pl.Tensor[[16, 16], pl.BF16], b: pl.Tensor[[16, 32], pl.BF16]", """
+a_m = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+b_m = pl.tile.load(b, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+a_l = pl.tile.extract(a_m, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+b_r = pl.tile.extract(b_m, 0, 0, shape=[16, 32], target_memory=pl.Mem.Right)
+big = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+win = pl.tile.slice(big, [16, 32], [0, 0])
+r = pl.tile.matmul_acc(win, a_l, b_r)
+""")
 
 
 def test_optimize_rejecting_an_acc_window_exits_1_naming_the_statement(tmp_path, capsys):

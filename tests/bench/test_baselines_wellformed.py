@@ -12,6 +12,7 @@ from benchmarks.corpus import FAMILIES, MIXED, generate  # noqa: E402
 from egraph_tiles.passes.baselines import STRATEGIES, copy_everything, view_everything, windows_of  # noqa: E402
 from egraph_tiles.ir import MemorySpace  # noqa: E402
 from egraph_tiles.metrics import bytes_copied  # noqa: E402
+from dslkit import kernel
 
 FAMS = [*FAMILIES, MIXED]
 
@@ -41,17 +42,13 @@ def test_view_everything_is_the_input_as_written():
     assert view_everything(prog) is prog
 
 
-COPY_KERNEL = """
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32]):
-        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-        aligned: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 8])
-        a = pl.tile.muls(aligned, 0.5)
-        b = pl.tile.adds(aligned, 1.0)
-        return b
-"""
+COPY_KERNEL = kernel("x: pl.Tensor[[16, 64], pl.FP32]", """
+t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+aligned: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 8])
+a = pl.tile.muls(aligned, 0.5)
+b = pl.tile.adds(aligned, 1.0)
+return b
+""")
 
 
 def test_copy_everything_copies_even_an_aligned_window_once_per_consumer():

@@ -2,19 +2,16 @@
 
 import egraph_tiles as et
 from egraph_tiles.metrics import bytes_copied, extract_statements
+from dslkit import kernel
 
-BEFORE = """
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.BF16]):
-        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-        kept = pl.tile.extract(t, 0, 0, shape=[16, 8], target_memory=pl.Mem.Vec)
-        for i in pl.range(0, 4, 1):
-            h: pl.Tile[[16, 4], pl.BF16, pl.Mem.Vec] = pl.tile.slice(t, [16, 4], [0, 3])
-            y = pl.tile.muls(h, 0.5)
-        return kept
-"""
+BEFORE = kernel("x: pl.Tensor[[16, 64], pl.BF16]", """
+t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+kept = pl.tile.extract(t, 0, 0, shape=[16, 8], target_memory=pl.Mem.Vec)
+for i in pl.range(0, 4, 1):
+    h: pl.Tile[[16, 4], pl.BF16, pl.Mem.Vec] = pl.tile.slice(t, [16, 4], [0, 3])
+    y = pl.tile.muls(h, 0.5)
+return kept
+""")
 
 AFTER = BEFORE.replace("pl.tile.slice(t, [16, 4], [0, 3])",
                        "pl.tile.extract(t, 0, 3, shape=[16, 4], target_memory=pl.Mem.Vec)")
