@@ -113,44 +113,36 @@ def test_console_module_optimize_runs_as_a_subprocess(kfile):
     assert r.returncode == 0 and HEAD_EXT in r.stdout and "copy" in r.stderr
 
 
-DYNAMIC_ROW = """\
-import pypto.language as pl
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], row_off: pl.Scalar[pl.INDEX]):
-        t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-        row = pl.tile.slice(t, [1, 64], [row_off, 0])
-        y = pl.tile.muls(row, 2.0)
-"""
+DYNAMIC_ROW = kernel("x: pl.Tensor[[16, 64], pl.FP32], row_off: pl.Scalar[pl.INDEX]", """
+t = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+row = pl.tile.slice(t, [1, 64], [row_off, 0])
+y = pl.tile.muls(row, 2.0)
+""")
+
+
+def explain(tmp_path, text: str) -> str:
+    """What ``python -m egraph_tiles.cli optimize FILE --explain`` prints on stderr for a file
+    holding ``text`` (the run must succeed)."""
+    src = tmp_path / "k.py"
+    src.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "egraph_tiles.cli", "optimize", str(src), "--explain"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stderr
 
 
 def test_explain_shows_the_row_stride_proof_for_a_dynamic_row_offset(tmp_path):
-    src = tmp_path / "k.py"
-    src.write_text(DYNAMIC_ROW)
-    r = subprocess.run([sys.executable, "-m", "egraph_tiles.cli", "optimize", str(src), "--explain"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert "row offset row_off (multiple of 1) × 64 cols × 32 bits: multiple of 256 → view" in r.stderr
+    assert ("row offset row_off (multiple of 1) × 64 cols × 32 bits: multiple of 256 → view"
+            in explain(tmp_path, DYNAMIC_ROW))
 
 
-OPAQUE_USE = """\
-import pypto.language as pl
-@pl.program
-class K:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
-        v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
-        q = pl.tile.slice(v, [16, 8], [0, 8])
-        pld.tile.remote_store(q, out)
-"""
+OPAQUE_USE = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+q = pl.tile.slice(v, [16, 8], [0, 8])
+pld.tile.remote_store(q, out)
+""")
 
 
 def test_explain_says_an_opaque_operand_belongs_to_an_unclassified_op(tmp_path):
-    src = tmp_path / "k.py"
-    src.write_text(OPAQUE_USE)
-    r = subprocess.run([sys.executable, "-m", "egraph_tiles.cli", "optimize", str(src), "--explain"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
     assert ("q as pld.tile.remote_store operand 0 (unclassified op: it may write its operand): view"
-            in r.stderr)
+            in explain(tmp_path, OPAQUE_USE))
