@@ -259,7 +259,6 @@ def _root_bits(x): return NUM.fn("root_bits")(x)
 def _root_rows(x): return NUM.fn("root_rows")(x)
 def _root_cols(x): return NUM.fn("root_cols")(x)
 def _symval(x): return NUM.fn("sym_value")(x)
-def _varval(x): return NUM.fn("var_value")(x)
 
 
 _root_mem = z3.Function("root_mem", S, S)
@@ -358,12 +357,14 @@ def _win(b: Tile, r, c, h, w, sexps: list[Sexp]) -> Tile:
 #: what each constructor denotes: (checker, argument values, argument s-expressions) -> value
 INTERP: dict[str, Callable[..., Any]] = {
     # rules/sorts.py: Idx, the one integer sort (the tile pass, the Acc windows and the NKI layer
-    # share it: one meaning per constructor, whichever client's rule uses it), Tile, Real
+    # share it: one meaning per constructor, whichever client's rule uses it), Tile, Real.  A
+    # named variable — a tile-pass symbol, an NKI variable, an NKI variable atom — denotes the
+    # value of that name (``sym_value``), one meaning for every client.
     "Lit": lambda k, a, s: a[0], "Sym": lambda k, a, s: _symval(a[0]),
     "Add": lambda k, a, s: a[0] + a[1], "Sub": lambda k, a, s: a[0] - a[1],
     "Mul": lambda k, a, s: a[0] * a[1],
     # ... its NKI-only constructors (rules/arith.py)
-    "Var": lambda k, a, s: _varval(a[0]), "OfLin": lambda k, a, s: a[0],
+    "Var": lambda k, a, s: _symval(a[0]), "OfLin": lambda k, a, s: a[0],
     "Neg": lambda k, a, s: -a[0],
     "FloorDiv": lambda k, a, s: floordiv(a[0], a[1]),  # (d = 0 raises in Python)
     "Mod": lambda k, a, s: floormod(a[0], a[1]),
@@ -375,7 +376,7 @@ INTERP: dict[str, Callable[..., Any]] = {
     "Ext": lambda k, a, s: Real("ext", a[0], (a[1], a[2])),
     # rules/arith.py: the affine normal form of an Idx term and its atoms denote integers
     "norm": lambda k, a, s: a[0], "LinConst": lambda k, a, s: a[0],
-    "LinTerm": lambda k, a, s: a[0] * a[2] + a[3], "AVar": lambda k, a, s: _varval(a[0]),
+    "LinTerm": lambda k, a, s: a[0] * a[2] + a[3], "AVar": lambda k, a, s: _symval(a[0]),
     "AFloorDiv": lambda k, a, s: k.positive(a[1], floordiv(a[0], a[1])),
     "AMod": lambda k, a, s: k.positive(a[1], floormod(a[0], a[1])),
     "lin_add": lambda k, a, s: a[0] + a[1], "lin_scale": lambda k, a, s: a[0] * a[1],
@@ -946,12 +947,38 @@ UNCOVERED_BY = {
 }
 
 
+def clients(package: str = "egraph_tiles.rules") -> dict[str, str]:
+    """Which clients run each module's rules, read from the programs they compose (the tile
+    pass's, the Acc-window check's, the NKI solver's schedule): a rule that serves several
+    clients is still checked once, with the one meaning of its sorts."""
+    from egglog import Ruleset
+
+    from egraph_tiles.egraph.schedule import program_text
+    from egraph_tiles.nki.solver import _SCHEDULE
+    from egraph_tiles.rules.windows import PROGRAM
+
+    texts = {"tile pass": program_text(), "Acc windows": PROGRAM}
+    nki = str(_SCHEDULE)
+    out: dict[str, str] = {}
+    pkg = importlib.import_module(package)
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        mod = importlib.import_module(f"{package}.{info.name}")
+        rules = getattr(mod, "RULES", None)
+        names = [c for c, t in texts.items() if isinstance(rules, str) and rules in t]
+        if any(isinstance(v, Ruleset) and f"{k}" in nki for k, v in vars(mod).items()
+               if k not in _imported_names(mod)):
+            names.append("NKI layer")
+        out[info.name] = ", ".join(names)
+    return out
+
+
 def table(verdicts: list[Verdict]) -> str:
     how = {"proved": "z3 proof (symbolic)", "counterexample": "**z3 counterexample**"}
-    lines = ["| module | rule | verified by | note |", "|---|---|---|---|"]
+    used = clients()
+    lines = ["| module | rule | serves | verified by | note |", "|---|---|---|---|---|"]
     for v in verdicts:
         by = how.get(v.status) or UNCOVERED_BY.get(v.module, UNCOVERED_BY[""])
-        lines.append(f"| {v.module} | {v.rule} | {by} | {v.detail} |")
+        lines.append(f"| {v.module} | {v.rule} | {used.get(v.module, '')} | {by} | {v.detail} |")
     return "\n".join(lines)
 
 

@@ -120,3 +120,15 @@ def test_tile_offset_rules_fold_nki_built_terms() -> None:
     raw = eg._state.egraph
     raw.run_program(*raw.parse_program(offsets.RULES + "(run-schedule (saturate (run offsets)))"))
     eg.check(eq(before).to(after))
+
+
+def test_rules_serving_several_clients_are_checked_once() -> None:
+    # the tile pass and the Acc windows both compose offsets / multiples: one check per rule
+    from egraph_tiles.sim.rulecheck import clients
+
+    used = clients()
+    assert used["offsets"] == used["multiples"] == "tile pass, Acc windows"
+    assert used["windows"] == "Acc windows" and used["arith"] == used["affine"] == "NKI layer"
+    names = [r.name for r in RULES if r.module in ("offsets", "multiples", "windows")]
+    assert len(names) == len(set(names))
+    assert not [n for n in names if n.startswith(("w-mult", "w-fold", "w-add-zero"))]
