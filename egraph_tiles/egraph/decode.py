@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ..ir.effects import Effects, function_effects
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars
-from ..ir.mutator import StmtMutator, drop_unused
+from ..ir.mutator import StmtMutator, body_fields, drop_unused
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Stmt, WhileStmt, YieldStmt
 from ..ir.types import MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
@@ -160,6 +160,9 @@ class Decoder(StmtMutator):
             elif isinstance(site, Window):
                 self.win_term[site.stmt] = term
         self.window_by_key = {w.key: w for w in self.enc.windows}
+        #: the statements something is decided at (any other simple statement stays as it is)
+        self.touched: set[Stmt] = {*self.use_of, *self.ext_of, *self.win_term, *self.def_copies,
+                                   *self.views, *self.hoist_before}
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[UseSite, Var] = {}  # use -> copy var
         self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
@@ -272,6 +275,8 @@ class Decoder(StmtMutator):
     def mutate(self, s: Stmt) -> list[Stmt]:
         """``s`` with its operands rewritten, preceded by the copies its uses need and followed
         by the copies / views made at its definition."""
+        if s not in self.touched and not body_fields(type(s)):
+            return s  # nothing decided here, no nested body: kept as it is
         out: list[Stmt] = []
         for site, term in self.hoist_before.get(s, ()):
             self.placed[site] = self.make_copy(site, term, s, "before loop", out)

@@ -317,11 +317,20 @@ class Encoder(StmtVisitor):
         self.enc.uses.append(site)
         self.enc.roots.append((("R", name), site))
 
+    def watched(self, e: Expr) -> bool:
+        """Whether :meth:`use` has anything to state about operand ``e``: a window, or a
+        valid_shape / drop_dims slice (or a view of one)."""
+        return type(e) is VarRef and (e.var in self.enc.window_of  # type: ignore[attr-defined]
+                                      or e.var in self._raw_view)  # type: ignore[attr-defined]
+
     def call_uses(self, stmt: Stmt, call: Call) -> None:
         op = ops.lookup(call.op)
         for i, a in enumerate(call.args):
-            self.use(stmt, ("arg", i), a, self.context(call.op, i))
+            if self.watched(a):
+                self.use(stmt, ("arg", i), a, self.context(call.op, i))
         for k, v in call.kwargs:
+            if not self.watched(v):
+                continue
             idx = operand_index(call, k)
             self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
                                                          else None))
@@ -339,6 +348,8 @@ class Encoder(StmtVisitor):
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
         """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
         a view of one) as ``(RawVecRow n k)`` for ``rules.checks``."""
+        if not self._raw_view:
+            return
         for a in [*call.args, *(v for _, v in call.kwargs)]:
             raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
             if raw is None:
@@ -351,6 +362,8 @@ class Encoder(StmtVisitor):
         """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
         col_expand use ``(RawColxRow n k)``: its lazy materialization must be an identity copy
         (#1640 / #2010)."""
+        if not self._raw_view:
+            return
         for k, a in call_operands(call):
             raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
             if raw is None or keys is not None and k not in keys:

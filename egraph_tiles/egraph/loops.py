@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import accumulate
 
 from ..rules.hoist import MILLI
 from ..ir.effects import Effects, call_of, op_effect, operand_index
@@ -194,13 +195,19 @@ class _Facts:
         for v, (pos, _path) in fx.defs.items():
             r = fx.storage(v)
             first[r] = min(first.get(r, pos), pos)
-        for pos in range(1, len(fx.stmts)):
-            for e in stmt_exprs(fx.stmt_at(pos)):
+        storage = fx.storage
+        for pos in range(1, len(fx.stmts)):  # (increasing: the last read is the latest pos)
+            for e in stmt_exprs(fx.stmts[pos]):  # type: ignore[arg-type]
                 # a tile is always a direct operand (of a call, alias, yield or initializer)
-                for a in ((*e.args, *(v for _, v in e.kwargs)) if isinstance(e, Call) else (e,)):
-                    if isinstance(a, VarRef):
-                        r = fx.storage(a.var)
-                        last[r] = max(last.get(r, 0), pos)
+                if type(e) is VarRef:
+                    last[storage(e.var)] = pos  # type: ignore[attr-defined]
+                elif type(e) is Call:
+                    for a in e.args:  # type: ignore[attr-defined]
+                        if type(a) is VarRef:
+                            last[storage(a.var)] = pos  # type: ignore[attr-defined]
+                    for _, a in e.kwargs:  # type: ignore[attr-defined]
+                        if type(a) is VarRef:
+                            last[storage(a.var)] = pos  # type: ignore[attr-defined]
         diff: dict[str, list[int]] = {}
         for r, lo in first.items():
             t = r.type
@@ -218,11 +225,7 @@ class _Facts:
             d[hi + 1] -= copy_bytes(dims, t.dtype)
         out: dict[str, list[int]] = {}
         for mem, d in diff.items():
-            acc, prof = 0, []
-            for x in d:
-                acc += x
-                prof.append(acc)
-            out[mem] = prof
+            out[mem] = list(accumulate(d))
         return out
 
     def run(self) -> HoistFacts:

@@ -188,6 +188,11 @@ class Effects:
     def storage(self, v: Var) -> Var:
         """The representative of ``v``'s storage class."""
         p = self._parent
+        up = p.get(v)
+        if up is None:
+            return v
+        if up not in p:  # (the usual case once compressed: one step to the root)
+            return up
         root = v
         while p.get(root, root) is not root:
             root = p[root]

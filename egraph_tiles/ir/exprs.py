@@ -183,6 +183,13 @@ def as_expr(x: ExprLike) -> Expr:
 
 def const_int(e: Expr | int) -> int | None:
     """The value of ``e`` when it is an integer literal (or folds to one), else None."""
+    t = type(e)
+    if t is Const:  # the common case first (exact type checks: no bool, no subclass walk)
+        v = e.value  # type: ignore[union-attr]
+        if type(v) is int:
+            return v
+    elif t is int:
+        return e  # type: ignore[return-value]
     if isinstance(e, int) and not isinstance(e, bool):
         return e
     if isinstance(e, Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
@@ -236,14 +243,41 @@ def sub_exprs(e: Expr):
         stack.extend(reversed(children(x)))
 
 
+#: expressions with no sub-expressions and no variable (what :func:`var_reads` need not open)
+_LEAVES = frozenset({Const, Symbol, StrConst, DynDim})
+
+
+def var_reads(e: Expr, out: list[Var] | None = None) -> list[Var]:
+    """Every variable ``e`` reads, once per occurrence, in the depth-first order of
+    :func:`sub_exprs` (the same walk, without a generator step per sub-expression)."""
+    if out is None:
+        out = []
+    t = type(e)
+    if t is VarRef:
+        out.append(e.var)  # type: ignore[attr-defined]
+        return out
+    if t in _LEAVES:
+        return out
+    for c in children(e):
+        tc = type(c)
+        if tc is VarRef:
+            out.append(c.var)  # type: ignore[attr-defined]
+        elif tc not in _LEAVES:
+            var_reads(c, out)
+    return out
+
+
 def free_vars(e: Expr) -> list[Var]:
     """Variables used by ``e``, in first-use order."""
+    reads = var_reads(e)
+    if len(reads) < 2:
+        return reads
     out: list[Var] = []
     seen: set[int] = set()
-    for x in sub_exprs(e):
-        if type(x) is VarRef and id(x.var) not in seen:  # type: ignore[attr-defined]
-            seen.add(id(x.var))  # type: ignore[attr-defined]
-            out.append(x.var)  # type: ignore[attr-defined]
+    for v in reads:
+        if id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
     return out
 
 

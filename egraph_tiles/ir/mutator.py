@@ -15,7 +15,7 @@ import typing
 from typing import Callable, Union
 
 from . import stmts as _stmts
-from .exprs import Var, VarRef, free_vars, sub_exprs
+from .exprs import Var, free_vars, var_reads
 from .stmts import AssignStmt, Stmt, stmt_exprs, walk
 
 Mutated = Union[Stmt, list[Stmt]]
@@ -133,9 +133,8 @@ def drop_unused(body: list[Stmt], candidates: set[Var]) -> tuple[list[Stmt], lis
         own = reads.setdefault(s.target, []) if isinstance(s, AssignStmt) \
             and s.target in candidates else None
         for e in stmt_exprs(s):
-            for x in sub_exprs(e):  # every read of a candidate (counted per occurrence)
-                if type(x) is VarRef and x.var in candidates:  # type: ignore[attr-defined]
-                    v = x.var  # type: ignore[attr-defined]
+            for v in var_reads(e):  # every read of a candidate (counted per occurrence)
+                if v in candidates:
                     uses[v] = uses.get(v, 0) + 1
                     if own is not None:
                         own.append(v)
