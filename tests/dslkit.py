@@ -13,15 +13,16 @@ from egraph_tiles.ir.stmts import AssignStmt, EvalStmt, walk
 
 
 def kernel(params: str, body: str = "", ret: str | None = None, *, ftype: str = "InCore",
-           imports: str = "", more: str = "") -> str:
+           imports: str = "", more: str = "", bare: bool = False) -> str:
     """DSL text of ``class K`` with one function ``kernel(self, params) -> ret`` of type
     ``ftype`` whose statements are ``body`` (dedented, then indented into the function).
     ``imports``: import lines after ``import pypto.language as pl``; ``more``: text after the
     function (another function of ``K``).  The body's first line is line 7 of the text, plus one
-    per line of ``imports``."""
+    per line of ``imports``; ``bare``: no import lines, the program starts at line 1 (the body
+    at line 5)."""
+    head = "" if bare else f"import pypto.language as pl\n{imports}\n"
     arrow = f" -> {ret}" if ret else ""
-    return (f"import pypto.language as pl\n{imports}\n"
-            "@pl.program\n"
+    return (head + "@pl.program\n"
             "class K:\n"
             f"    @pl.function(type=pl.FunctionType.{ftype})\n"
             f"    def kernel(self, {params}){arrow}:\n"

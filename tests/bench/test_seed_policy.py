@@ -1,17 +1,12 @@
 """The plain seed policy reproduces the seed's examples and decision procedure."""
 
-import textwrap
-
+import dslkit
 import egraph_tiles.dsl as dsl
 from egraph_tiles.passes.baselines import seed_policy
 
 
 def _kernel(params: str, body: str) -> str:
-    return (
-        "@pl.program\nclass K:\n    @pl.function(type=pl.FunctionType.InCore)\n"
-        f"    def kernel(self, {params}):\n" + textwrap.indent(textwrap.dedent(body).strip(), " " * 8)
-        + "\n"
-    )
+    return dslkit.kernel(params, body, bare=True)
 
 
 def _assert_seed(params: str, before: str, after: str) -> None:

@@ -14,18 +14,15 @@ from egraph_tiles.dsl import parse_program
 from egraph_tiles.egraph import windows as win
 from egraph_tiles.egraph.windows import check_acc_windows
 
+import dslkit
+
 
 def kernel(body: str, rows: int = 16, cols: int = 32, extra: str = "") -> str:
-    """A one-function program whose matmul operands produce a ``rows x cols`` product."""
-    indented = "\n".join("        " + line if line else "" for line in body.strip("\n").splitlines())
-    return (
-        "@pl.program\n"
-        "class K:\n"
-        "    @pl.function(type=pl.FunctionType.InCore)\n"
-        f"    def kernel(self, lhs: pl.Tile[[{rows}, 64], pl.BF16, pl.Mem.Left],\n"
-        f"               rhs: pl.Tile[[64, {cols}], pl.BF16, pl.Mem.Right]{extra}):\n"
-        f"{indented}\n"
-    )
+    """A one-function program whose matmul operands produce a ``rows x cols`` product (its body
+    from line 6)."""
+    return dslkit.kernel(f"lhs: pl.Tile[[{rows}, 64], pl.BF16, pl.Mem.Left],\n"
+                         f"               rhs: pl.Tile[[64, {cols}], pl.BF16, pl.Mem.Right]{extra}",
+                         body, bare=True)
 
 
 def check(text: str) -> None:
