@@ -1048,10 +1048,7 @@ _op("tensor.scatter_update", "src:n index:n updates:n", None, Family.TENSOR, **_
 for _n in ("add", "sub", "mul", "div", "maximum", "minimum", "fmod", "cmp", "and", "or", "xor",
            "shl", "shr", "part_add", "part_mul", "part_max", "part_min",
            "adds", "subs", "muls", "divs", "fmods", "ands", "ors", "xors", "shls", "shrs",
-           "row_expand", "row_expand_mul", "row_expand_div", "row_expand_add", "row_expand_sub",
-           "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand",
-           "col_expand_mul", "col_expand_add", "col_expand_sub", "col_expand_div",
-           "col_expand_max", "col_expand_min", "col_expand_expdif"):
+           *(f"{_axis}_expand{_sfx}" for _axis in ("row", "col") for _sfx, _ in _EXPANDS)):
     _op(f"tensor.{_n}", "lhs:n rhs:x", _infer_first_tensor, Family.TENSOR, **_T,
         attrs="high_precision cmp_type")
 for _n in ("neg", "abs", "not", "recip", "exp", "log", "sin", "cos", "sqrt", "rsqrt",
