@@ -46,7 +46,7 @@ read by ``checks`` after saturation: no proof is a ``RawVecViolation`` (reject, 
 
 from egraph_tiles.ir.ops import Role
 
-ORD, CALL, CUBE_CALL = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg
+ORD, CALL, CUBE_CALL, DENSE = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg, Role.DENSE.egg
 
 RULES = f"""
 (relation RawColxUse (i64 Tile))
@@ -101,17 +101,31 @@ RULES = f"""
 ; vector use or write) the window may stay a view only when it *is* one: an identity copy of its
 ; source (constant offset, a single row or the full width: dense, the source's pitch) at an
 ; aligned address.  Otherwise the caller copies it before the call (a fresh aligned dense tile).
-(rule ((= u (Use w ctx)) (= ctx {CALL}) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
+; The same holds for the operand of a reshape / reinterpret_view (context DENSE): it reads the
+; tile from its base as a dense tile of the result's shape, so a window stays a view only when it
+; is dense (one row or the full width: ``Dense``, any offset — the result is no slice, so no lazy
+; materialization follows) and aligned; otherwise it is copied first.
+(relation DenseUse (String))
+(DenseUse {CALL})
+(DenseUse {DENSE})
+(rule ((= u (Use w ctx)) (DenseUse ctx) (= w (Win b r c h wd)) (MemOf w "Vec") (= bits (Bits w)))
       ((union u (Copy w "Vec" ctx)) (set (cost_table_Copy w "Vec" ctx) (/ (* (* h wd) bits) 8)))
       :ruleset safe :name "call-operand-extract")
 ; an Acc / Mat window cannot be copied (no such data path): it is passed as it is, and what the
 ; callee accumulates into it is checked by rules.windows as if inlined
-(rule ((= u (Use w ctx)) (= ctx {CALL}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
+(rule ((= u (Use w ctx)) (DenseUse ctx) (= w (Win b r c h wd)) (MemOf w m) (!= m "Vec"))
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-vec-call-window")
 (rule ((= u (Use w ctx)) (= ctx {CALL}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am 256) 0))
       ((union u (Keep w ctx))) :ruleset legality :name "call-dense-aligned-view")
-(rule ((= u (Use w {CALL})) (= u (Keep w {CALL})) (= w (Win b r c h wd)))
+(relation Dense (Tile))
+(rule ((= w (Win (Leaf s) r c 1 wd))) ((Dense w)) :ruleset legality :name "dense-single-row")
+(rule ((= w (Win (Leaf s) r c h wd)) (= wd (Pitch (Leaf s))))
+      ((Dense w)) :ruleset legality :name "dense-full-width")
+(rule ((= u (Use w ctx)) (= ctx {DENSE}) (Dense w) (MemOf w "Vec") (= am (AddrMult w))
+       (= (% am 256) 0))
+      ((union u (Keep w ctx))) :ruleset legality :name "reshape-dense-aligned-view")
+(rule ((= u (Use w ctx)) (DenseUse ctx) (= u (Keep w ctx)) (= w (Win b r c h wd)))
       ((set (ViewProven w) 1)) :ruleset legality :name "written-window-call-view-proven")
 ; a window the callee uses as a matmul left / right operand (CUBE_CALL): any but a Mat window
 ; passes as it is; a Mat one would be materialized Mat->Mat (no such data path), and no copy can
@@ -214,8 +228,9 @@ VIOLATIONS = {
     "WindowWriteViolation": (
         "written-window-violation",
         "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) is written in "
-        "place by {by}, and its window is not provably {align_bytes}-byte aligned. A window "
-        "written in place can be neither copied (the write would land in the copy and be lost) "
+        "place by {by}, and its window is not provably {align_bytes}-byte aligned (or, where a "
+        "reshape or a program function reads it as a dense tile of its own, not provably dense: "
+        "one row or the full width). A window written in place can be neither copied (the write would land in the copy and be lost) "
         "nor used as an unaligned view (the device can hang, #1789). {align}, or write into a "
         "separate tile and copy the result back explicitly."),
     "WindowUnclassifiedViolation": (

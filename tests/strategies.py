@@ -42,7 +42,8 @@ import egraph_tiles as et
 from egraph_tiles.dsl.generate import ROW_OFF_MAX, generate_program_text
 from egraph_tiles.ir.stmts import Program
 
-__all__ = ["ROW_OFF_MAX", "acc_reshape_cases", "mat_call_cases", "program_texts", "programs"]
+__all__ = ["ROW_OFF_MAX", "acc_reshape_cases", "mat_call_cases", "program_texts", "programs",
+           "window_reshape_cases"]
 
 T = TypeVar("T")
 
@@ -338,3 +339,61 @@ def mat_call_cases(draw, with_shape: bool = False):
     p = et.verify_program(et.parse_program(text, filename="<generated>"))
     case = (p, inputs_for(p, draw(st.integers(0, 2**16))), {}, {})
     return (*case, (route, reject)) if with_shape else case
+
+
+#: a kernel reshaping a Vec window ``q`` of ``xv`` and storing what it read (``read``) or zeroing
+#: the lower rows of the reshape in place and storing ``xv`` (``write``)
+WINDOW_RESHAPE_KERNEL = """
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], r: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[{o}], pl.FP32]]) -> pl.Tensor[[{o}], pl.FP32]:
+        xv = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        q = pl.tile.slice(xv, [{h}, {w}], [{r0}, {c0}])
+        rs = pl.tile.reshape(q, [{R}, {C}])
+{body}
+        return out
+"""
+WINDOW_RESHAPE_ROUTES = {
+    "read": ["y = pl.tile.muls(rs, 2.0)", "out = pl.store(y, [0, 0], out)"],
+    "write": ["v = pl.tile.set_validshape(rs, [{vr}, {C}])",
+              "pl.tile.fillpad_inplace(v, pad_value=pl.PadValue.zero)",
+              "out = pl.store(xv, [0, 0], out)"],
+}
+
+
+@st.composite
+def window_reshape_cases(draw, with_shape: bool = False):
+    """A ``[h, w]`` Vec window of a ``[16, 64]`` tile — dense (one row, or the full width) or
+    not, aligned or not, at a constant or dynamic (``r``) row — reshaped to another 2-D shape of
+    the same size, then read, or written in place through the reshape.  Returns (program, inputs,
+    scalars, domain); ``with_shape`` also returns (route, dense, aligned)."""
+    from simkit import inputs_for
+
+    kind = draw(st.sampled_from(["single-row", "full-width", "block"]))
+    h = 1 if kind == "single-row" else draw(st.sampled_from([2, 4, 16]))
+    w = 64 if kind == "full-width" else draw(st.sampled_from([16, 32] if h == 1 else [8, 16, 32]))
+    offsets = [x for x in (0, 8, 16, 32) if x + w <= 64] if kind == "full-width" or \
+        draw(st.booleans()) else [x for x in (1, 4, 12) if x + w <= 64]
+    c0 = draw(st.sampled_from(offsets))
+    dynamic = h < 16 and draw(st.booleans())
+    r0: int | str = "r" if dynamic else draw(st.integers(0, 16 - h))
+    C = draw(st.sampled_from([c for c in (8, 16, 32, 64) if (h * w) % c == 0 and h * w // c > 1]
+                             or [w]))
+    R = h * w // C
+    route = draw(st.sampled_from(list(WINDOW_RESHAPE_ROUTES)))
+    lines = [ln.format(C=C, vr=draw(st.integers(1, R - 1)) if R > 1 else 1)
+             for ln in WINDOW_RESHAPE_ROUTES[route]]
+    if route == "write" and R == 1:
+        lines = WINDOW_RESHAPE_ROUTES["read"]
+        route = "read"
+    o = f"{R}, {C}" if route == "read" else "16, 64"
+    text = WINDOW_RESHAPE_KERNEL.format(h=h, w=w, r0=r0, c0=c0, R=R, C=C, o=o,
+                                        body="\n".join(" " * 8 + ln for ln in lines))
+    p = et.verify_program(et.parse_program(text, filename="<generated>"))
+    case = (p, inputs_for(p, draw(st.integers(0, 2**16))), {"r": draw(st.integers(0, 16 - h))},
+            {"r": list(range(17 - h))})
+    # (a dynamic row keeps the alignment: the row pitch is 64 FP32 = 256 bytes)
+    dense, aligned = h == 1 or w == 64, c0 % 8 == 0
+    return (*case, (route, dense, aligned)) if with_shape else case

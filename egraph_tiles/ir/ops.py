@@ -65,6 +65,10 @@ class Role(StrEnum):
     CALL = "call"
     # ... that the function uses as a matmul operand: a Mat window is rejected (no Mat->Mat path)
     CUBE_CALL = "cube-call"
+    # the operand of a view that lays its bytes out as a dense tile of the result's shape from
+    # its base (``OpDef.relayout``: reshape, reinterpret_view): a Vec window is kept only when it
+    # is dense (one row or the full width, any offset) and aligned, else copied first
+    DENSE = "dense"
 
     @property
     def egg(self) -> str:
@@ -230,6 +234,8 @@ class OpDef:
             return None
         if self.family is Family.COL_EXPAND:
             return Role.COLX
+        if self.relayout is not None and index == 0:
+            return Role.DENSE
         return Role.ORD
 
     def accepted_memory(self, param: str) -> frozenset[MemorySpace] | None:

@@ -8,11 +8,12 @@ at ``(cb * M/16 + rb) * 256`` elements, row-major inside the block; a 3-D (batch
 keeps each page as such an NZ tile, one after the other.
 
 A tile value is a :class:`Ref`: its space, dtype and the byte address of every element.
-A view (slice, reshape, transpose_view, ...) is a Ref over its source's addresses, so it
-reads and writes the source's bytes.  A view the registry says lays its operand's bytes out
-afresh (``OpDef.relayouts``: a shape-changing reshape or reinterpret_view of an Acc tile) is, as on the device, an
-alias of the operand's buffer from its base read as a tile of the new shape — the NZ blocks of
-that shape — so it names other elements than numpy's reshape.  Every op reads its operands completely before it
+A view (slice, transpose_view, set_validshape) is a Ref over its source's addresses, so it
+reads and writes the source's bytes.  A reshape or reinterpret_view (a registry ``relayout``
+view) is, as on the device, an alias of the operand's buffer from its base laid out as a dense
+tile of the new shape (row-major; the NZ blocks of that shape in Acc): numpy's view for a dense
+operand whose layout the reshape keeps, other elements for a window that is not dense or an Acc
+tile reshaped to another layout (``OpDef.relayouts``).  Every op reads its operands completely before it
 writes its result, so ordinary aliasing is harmless; only these hazards corrupt data:
 
 * **#1640 / #2010** — a ``tile.slice`` operand of a ``Family.COL_EXPAND`` op is first
@@ -186,22 +187,19 @@ class HardwareInterpreter(Interpreter):
 
     def view(self, opdef: OpDef, src: Ref, args: dict[str, Any], static: bool) -> Ref:
         o = src.offs
-        dt: DType = args["dtype"] if opdef.reinterprets else src.dtype
-        eb, nb = sem.element_bytes(src.dtype), sem.element_bytes(dt)
-        shape = (*o.shape[:-1], o.shape[-1] * eb // nb) if opdef.reinterprets else \
-            tuple(args["shape"]) if "shape" in args and opdef.window is None else None
-        if shape is not None and opdef.relayouts(src.space, src.shape, shape):
-            # the device keeps the bytes (an alias of the operand's buffer from its base) and
-            # lays them out as a tile of the new shape: in Acc, the NZ blocks of that shape (a
-            # shape-changing reshape or reinterpret_view), not the operand's elements relabelled
+        if opdef.relayout is not None:
+            # reshape / reinterpret_view: the device keeps the bytes — an alias of the operand's
+            # buffer from its base — and lays them out as a dense tile of the result's shape
+            # (row-major; the NZ blocks of that shape in Acc).  For a dense operand in a memory
+            # whose layout the reshape keeps, that is numpy's view; for a window that is not
+            # dense, or an Acc tile reshaped to another layout, it names other elements.
+            dt: DType = args["dtype"] if opdef.reinterprets else src.dtype
+            eb, nb = sem.element_bytes(src.dtype), sem.element_bytes(dt)
+            if (o.shape[-1] * eb) % nb:
+                raise UnsupportedByModel(f"{opdef.name}: rows do not split into {dt.name}")
+            shape = (*o.shape[:-1], o.shape[-1] * eb // nb) if opdef.reinterprets else \
+                tuple(args["shape"])
             return Ref(src.space, dt, src.base + layout_index(shape, src.space) * nb)
-        if opdef.reinterprets and eb == nb:
-            return Ref(src.space, dt, o.copy())  # the same element width: the same layout
-        if opdef.reinterprets:
-            n = o.shape[-1]
-            if not np.array_equal(o, o[..., :1] + np.arange(n) * eb) or (n * eb) % nb:
-                raise UnsupportedByModel("reinterpret_view of a tile whose rows are not contiguous")
-            return Ref(src.space, dt, o[..., :1] + np.arange(n * eb // nb) * nb)
         v = opdef.numpy(o, args)
         if opdef.window is None:
             # a view with the same layout (set_validshape) is still the slice it views, for lazy

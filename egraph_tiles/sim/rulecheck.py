@@ -516,6 +516,12 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
     "IdentityCopy": lambda k, a, v: z3.And(z3.BoolVal(bool(a[0].window) and a[0].static),
                                            z3.Or(a[0].rows == 1,
                                                  a[0].cols == _root_pitch(a[0].root))),
+    # rules/checks.py: a dense window (any offset), and the contexts that read an operand as a
+    # dense tile of its own (a program function's parameter, a reshape's operand)
+    "Dense": lambda k, a, v: z3.And(z3.BoolVal(bool(a[0].window)),
+                                    z3.Or(a[0].rows == 1, a[0].cols == _root_pitch(a[0].root))),
+    "DenseUse": lambda k, a, v: z3.Or(a[0] == z3.StringVal(Role.CALL),
+                                      a[0] == z3.StringVal(Role.DENSE)),
     "cost_table_Copy": lambda k, a, v: v == tdiv(a[0].rows * a[0].cols * _root_bits(a[0].root), 8),
     # rules/affine.py interval bounds
     "lin_lo": lambda k, a, v: v <= a[0], "lin_hi": lambda k, a, v: a[0] <= v,
@@ -566,9 +572,13 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
                         z3.If(ctx == z3.StringVal(Role.CALL), z3.Or(
                             mem != z3.StringVal("Vec"),
                             z3.And(colx_ok, divides(NUM.val(ALIGN_BITS), addr(t)))),
+                        # the operand of a reshape / reinterpret_view: dense and aligned
+                        z3.If(ctx == z3.StringVal(Role.DENSE), z3.Or(
+                            mem != z3.StringVal("Vec"),
+                            z3.And(contiguous, divides(NUM.val(ALIGN_BITS), addr(t)))),
                             # ... that the callee uses as a matmul operand: never a Mat window
                             z3.If(ctx == z3.StringVal(Role.CUBE_CALL), mem != z3.StringVal("Mat"),
-                                  z3.BoolVal(False)))))))
+                                  z3.BoolVal(False))))))))
     if real.kind == "copy":
         target = real.extra[0]
         paths = z3.Or(*(z3.And(mem == z3.StringVal(src.value), target == z3.StringVal(dst.value))

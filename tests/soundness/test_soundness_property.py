@@ -20,7 +20,7 @@ from egraph_tiles.passes.baselines import view_everything
 from egraph_tiles.sim.soundness import unsound_because
 from simkit import inputs_for
 from strategies import (ACC_RESHAPE_ROUTES, ACC_RESHAPE_SAFE, MAT_CALL_ROUTES, ROW_OFF_MAX,
-                        acc_reshape_cases, mat_call_cases, program_texts)
+                        acc_reshape_cases, mat_call_cases, program_texts, window_reshape_cases)
 
 
 @st.composite
@@ -327,9 +327,9 @@ CHECK_SHAPES = {"colx-const-identity", "colx-const-repack", "colx-dynamic",
 def test_the_strategies_generate_every_window_and_check_shape() -> None:
     """The claim that the properties reach the window-propagation and rejection rules can fail:
     drawn as the properties draw them, every Acc-window route (good and bad windows), every
-    rules/checks shape (accepted and rejected), and every route of the Acc-reshape and
-    Mat-window-to-callee strategies (test_reshape_and_callee_property; shape-changing and not)
-    turns up with the verdict it must get."""
+    rules/checks shape (accepted and rejected), and every route of the Acc-reshape,
+    Mat-window-to-callee and Vec-window-reshape strategies (test_reshape_and_callee_property;
+    shape-changing or not, dense or not, aligned or not) turns up with the verdict it must get."""
     import random
 
     from egraph_tiles.dsl.generate import ProgramGenerator
@@ -403,8 +403,22 @@ def test_the_strategies_generate_every_window_and_check_shape() -> None:
         if calls[route] <= 2:
             assert verdict(case[0]) is reject, route
 
+    windows: dict[tuple[str, bool, bool], int] = {}
+
+    @settings(max_examples=200, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(window_reshape_cases(with_shape=True))
+    def draw_window(case) -> None:
+        route, dense, aligned = case[-1]
+        n = windows[(route, dense, aligned)] = windows.get((route, dense, aligned), 0) + 1
+        if n <= 2:  # read: copied unless a view is proven; written: rejected unless it is one
+            assert verdict(case[0]) is (route == "write" and not (dense and aligned)), case[-1]
+
     draw_reshape()
     draw_call()
+    draw_window()
+    assert {(r, d, a) for r in ("read", "write") for d in (True, False) for a in (True, False)} \
+        <= set(windows), windows
     want = {(r, c) for r in ACC_RESHAPE_ROUTES for c in (True, False)}
     assert want <= set(reshapes), want - set(reshapes)
     assert set(MAT_CALL_ROUTES) <= set(calls), set(MAT_CALL_ROUTES) - set(calls)
