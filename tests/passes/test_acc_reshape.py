@@ -14,6 +14,7 @@ import egraph_tiles as et
 from egraph_tiles.ir.ops import lookup
 from egraph_tiles.ir.types import MemorySpace
 from egraph_tiles.sim import run_hardware, run_ideal
+from dslkit import rejection
 from simkit import inputs_for
 
 HEAD = """
@@ -36,12 +37,6 @@ class K:
 def prog(*lines: str, out: str = "16, 32") -> et.ir.Program:
     text = HEAD.format(out=out) + "".join(f"        {x}\n" for x in lines) + "        return out\n"
     return et.verify_program(et.parse_program(text, filename="kernel.py"))
-
-
-def rejection(p: et.ir.Program) -> str:
-    with pytest.raises(ValueError) as e:
-        et.optimize(p)
-    return str(e.value)
 
 
 def hardware_garbles(p: et.ir.Program, flag: int = 1) -> bool:
