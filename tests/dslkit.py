@@ -48,3 +48,16 @@ def extended(text: str, *lines: str) -> str:
     """``text``, a kernel from :func:`kernel` (ending in its body), with ``lines`` appended as
     further statements of the function."""
     return text + "".join(" " * 8 + ln + "\n" for ln in lines)
+
+
+#: the parameters of :func:`vec_program`'s kernel unless given
+VEC_PARAMS = "x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]"
+
+
+def vec_program(*lines: str, params: str = VEC_PARAMS) -> et.ir.Program:
+    """The kernel the write-back tests share (``pld`` importable): ``v``, all of the 16 x 16
+    FP32 tensor x in Vec, then ``lines`` (from line 9), then v stored to ``out``."""
+    return et.parse_program(kernel(params, "\n".join((
+        "v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)", *lines,
+        "out = pl.store(v, [0, 0], out)", "return out")), "pl.Tensor[[16, 16], pl.FP32]",
+        imports="import pypto.language.distributed as pld\n"))

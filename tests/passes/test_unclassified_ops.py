@@ -7,19 +7,15 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import egraph_tiles as et
-from dslkit import call_ops, kernel, rejection
+from dslkit import call_ops, rejection, vec_program
 
 PARAMS = ("x: pl.Tensor[[16, 16], pl.FP32], m: pl.Tensor[[16, 64], pl.BF16], "
           "out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]")
-RET = "pl.Tensor[[16, 16], pl.FP32]"
 
 
 def prog(*lines: str) -> et.ir.Program:
-    """``v`` (all of x in Vec), then ``lines`` (from line 9), then v stored."""
-    return et.parse_program(kernel(PARAMS, "\n".join((
-        "v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)", *lines,
-        "out = pl.store(v, [0, 0], out)", "return out")), RET,
-        imports="import pypto.language.distributed as pld\n"))
+    """``v`` (all of x in Vec), then ``lines`` (from line 9), then v stored; ``m`` is a second tensor, for Mat tiles."""
+    return vec_program(*lines, params=PARAMS)
 
 
 def rejection_of(*lines: str) -> str:

@@ -5,20 +5,11 @@ otherwise the pass raises (rules.checks ``written-window-violation``)."""
 import pytest
 
 import egraph_tiles as et
-from dslkit import call_ops, kernel, rejection
+from dslkit import call_ops, rejection, vec_program
 from simkit import inputs_for
 from egraph_tiles.sim import run_hardware, run_ideal
 
-PARAMS = "x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]"
-RET = "pl.Tensor[[16, 16], pl.FP32]"
-
-
-def prog(*lines: str) -> et.ir.Program:
-    """``v`` (all of x in Vec), then ``lines`` (from line 9), then v stored."""
-    return et.parse_program(kernel(PARAMS, "\n".join((
-        "v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)", *lines,
-        "out = pl.store(v, [0, 0], out)", "return out")), RET,
-        imports="import pypto.language.distributed as pld\n"))
+prog = vec_program  # v = all of x in Vec, then the lines (from line 9), then v stored
 
 
 def test_unaligned_slice_written_through_set_validshape_raises():
