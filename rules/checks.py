@@ -194,6 +194,21 @@ RELAYOUT = """
 ; program: a violation naming the reshape n, the use m and the value v that reaches it
 (rule ((Relayout v n) (OperandRow m v)) ((RelayoutViolation n m v))
       :ruleset relayout :name "acc-reshape-use-violation")
+; A reshape / reinterpret_view keeping the shape of an Acc *window* reads it from its first element
+; as a standalone NZ tile: the window's own elements only when its blocks are contiguous in the
+; parent.  A matmul_acc into it is checked for exactly that (rules.windows), so after one the
+; value is proven right; an op that only reads it (before, or with no accumulation at all) has
+; no proof: a violation.  (The write-back result is not carried: the MAD's check covers it.)
+(relation WindowViewRow (i64 i64))
+(relation ReadCarryRow (i64 i64))
+(relation ReadRow (i64 i64))
+(relation WindowView (i64 i64))
+(relation WindowViewViolation (i64 i64 i64))
+(rule ((WindowViewRow n v)) ((WindowView v n)) :ruleset relayout :name "acc-window-view")
+(rule ((WindowView s n) (ReadCarryRow d s)) ((WindowView d n))
+      :ruleset relayout :name "acc-window-view-carried")
+(rule ((WindowView v n) (ReadRow m v)) ((WindowViewViolation n m v))
+      :ruleset relayout :name "acc-window-view-read-violation")
 """
 
 #: The message of ``RelayoutViolation`` (fields filled by ``egraph.relayout``: ``where``, ``fn``,
@@ -211,6 +226,17 @@ RELAYOUT_VIOLATION = (
     "tile of the target shape ({shape}) from the start, or reshape the result after the "
     "accumulation, once it has left Acc (tile.move(..., target_memory=pl.Mem.Vec), or store it "
     "and reshape the loaded tile); a reshape to the same shape is fine.")
+
+#: The message of ``WindowViewViolation`` (the same fields).
+WINDOW_VIEW_VIOLATION = (
+    "acc-window-view-read-violation",
+    "{where}: in function {fn!r}, {op} at line {line} views {src!r} ({src_shape}), a window of "
+    "an Acc (L0C) tile, as {view!r} ({shape}), and {operand!r}{through} {use}. The view reads "
+    "the window from its first element as a standalone tile in 16x16 NZ blocks, which are the "
+    "window's own elements only when its blocks are contiguous in its parent, and nothing proves "
+    "that here (a matmul_acc into the view would be checked for it). Fix: read the window "
+    "itself rather than a view of it, or move it out of Acc first (tile.move(..., "
+    "target_memory=pl.Mem.Vec)) and reshape there.")
 
 #: What each violation relation above tells the kernel author, declared beside the rule that
 #: derives it: ``relation -> (rule name, message)``.  ``egraph_tiles.egraph.checks`` fills the

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from egglog import bindings as eb
 
-from egraph_tiles.rules.checks import RELAYOUT, RELAYOUT_VIOLATION
+from egraph_tiles.rules.checks import RELAYOUT, RELAYOUT_VIOLATION, WINDOW_VIEW_VIOLATION
 
 from ..ir import ops
 from ..ir.effects import (Edge, Effects, Share, call_of, call_operands, function_effects,
-                          yielded_var)
+                          operand, yielded_var)
 from ..ir.exprs import Call, Var, VarRef, const_int
 from ..ir.stmts import AssignStmt, Function, IfStmt, ReturnStmt, Stmt
-from ..ir.types import TileType
+from ..ir.types import MemorySpace, TileType
 from .schedule import SPAN, egglog_errors, load_tables, prepared, release
 
 Rows = dict[str, list[tuple]]
@@ -50,6 +50,28 @@ def relayout_view(s: Stmt) -> tuple[Var, Var] | None:
     return (s.target, src.var) if op.relayouts(t.memory, _dims(t), _dims(out)) else None
 
 
+def acc_window_view(fx: Effects, s: Stmt) -> tuple[Var, Var] | None:
+    """``(result, operand)`` when ``s`` is a reshape / reinterpret_view (registry ``relayout``)
+    that keeps the element order of a whole tile (not a :func:`relayout_view`) of an Acc window:
+    a value defined by ``tile.slice`` of an Acc tile, directly or through aliases and views."""
+    call = call_of(s)
+    op = ops.lookup(call.op) if call is not None else None
+    if op is None or op.relayout is None or not isinstance(s, AssignStmt) or not call.args \
+            or not isinstance(call.args[0], VarRef) or relayout_view(s) is not None:
+        return None
+    v = src = call.args[0].var
+    if not (isinstance(v.type, TileType) and v.type.memory is MemorySpace.Acc):
+        return None
+    back = {e.dst: e for e in fx.edges if e.kind in (Share.ALIAS, Share.SLICE, Share.VIEW)}
+    seen: set[Var] = set()
+    while v in back and v not in seen:
+        seen.add(v)
+        if back[v].kind is Share.SLICE:
+            return s.target, src
+        v = back[v].src
+    return None
+
+
 def _uses(s: Stmt) -> list[Var]:
     """The tile values statement ``s`` reads or writes: every tile operand of its call (not the
     operand of a view, which the view carries on), or the values it returns."""
@@ -65,32 +87,53 @@ def _uses(s: Stmt) -> list[Var]:
 
 
 def encode(fx: Effects) -> Rows:
-    """The fact rows of one function (empty when it makes no relayout view)."""
-    rows: Rows = {"RelayoutRow": [], "CarryRow": [], "OperandRow": []}
+    """The fact rows of one function (empty when it makes no relayout view and no view of an Acc
+    window)."""
+    rows: Rows = {"RelayoutRow": [], "CarryRow": [], "OperandRow": [], "WindowViewRow": [],
+                  "ReadCarryRow": [], "ReadRow": []}
     for pos, s in enumerate(fx.stmts[1:], start=1):
         view = relayout_view(s)
         if view is not None:
             rows["RelayoutRow"].append((pos, view[0].uid))
-    if not rows["RelayoutRow"]:
+        view = acc_window_view(fx, s)
+        if view is not None:
+            rows["WindowViewRow"].append((pos, view[0].uid))
+    if not rows["RelayoutRow"] and not rows["WindowViewRow"]:
         return {}
     for e in fx.edges:
         if e.kind in _CARRIES:
             rows["CarryRow"].append((e.dst.uid, e.src.uid))
+            if e.kind is not Share.WRITEBACK:
+                rows["ReadCarryRow"].append((e.dst.uid, e.src.uid))
     for pos, s in enumerate(fx.stmts[1:], start=1):
         rows["OperandRow"] += [(pos, v.uid) for v in _uses(s)]
+        dest = _dest(s)
+        rows["ReadRow"] += [(pos, v.uid) for v in _uses(s) if v is not dest]
     return rows
 
 
-def violations(rows: Rows) -> list[tuple[int, int, int]]:
-    """``(reshape point, use point, value uid)`` of every violation the rules prove."""
+def _dest(s: Stmt) -> Var | None:
+    """The operand a registered op of ``s`` writes back into, if any."""
+    call = call_of(s)
+    op = ops.lookup(call.op) if call is not None else None
+    k = op.reuses_arg if op is not None else None
+    return operand(call, k) if k is not None else None
+
+
+def violations(rows: Rows, relation: str = "RelayoutViolation") -> list[tuple[int, int, int]]:
+    """``(reshape point, use point, value uid)`` of every ``relation`` fact the rules prove."""
     eg = prepared(RELAYOUT)
     load_tables(eg, {t: r for t, r in rows.items() if r}, ruleset="relayout")
     eg.run_program(eb.RunSchedule(eb.Saturate(SPAN, eb.Run(SPAN, eb.RunConfig("relayout", None)))))
-    fn = eg.freeze().functions.get("RelayoutViolation")
-    found = [tuple(eg.value_to_i64(v) for v in row.inputs)
-             for row in (fn.rows if fn is not None else []) if not row.subsumed]
+    frozen = eg.freeze().functions
+    found = {}
+    for name in ("RelayoutViolation", "WindowViewViolation"):
+        fn = frozen.get(name)
+        found[name] = sorted((tuple(eg.value_to_i64(v) for v in row.inputs)
+                              for row in (fn.rows if fn is not None else []) if not row.subsumed),
+                             key=lambda x: (x[1], x[0]))
     release(eg, RELAYOUT)
-    return sorted(found, key=lambda x: (x[1], x[0]))  # type: ignore[return-value]
+    return found  # type: ignore[return-value]
 
 
 def _use_text(s: Stmt, v: Var) -> str:
@@ -110,30 +153,35 @@ def _use_text(s: Stmt, v: Var) -> str:
 
 def check_relayouts(function: Function, fx: Effects | None = None) -> None:
     """Raise ``ValueError`` when a value a relayout view makes (a shape-changing reshape of an Acc
-    tile) is read or written, directly or through aliases, views, loop carries or if results."""
+    tile) is read or written, or a view of an Acc window is read with no contiguity proof,
+    directly or through aliases, views, loop carries or if results."""
     fx = fx if fx is not None else function_effects(function)
     rows = encode(fx)
     if not rows:
         return
     with egglog_errors(f"the relayout check failed inside egglog for function {function.name!r}"):
         found = violations(rows)
-    if not found:
-        return
-    n, m, uid = found[0]
-    reshape, use = fx.stmt_at(n), fx.stmt_at(m)
-    view = relayout_view(reshape)
-    assert view is not None
+    for relation, which, (_rule, message) in (
+            ("RelayoutViolation", relayout_view, RELAYOUT_VIOLATION),
+            ("WindowViewViolation", lambda s: acc_window_view(fx, s), WINDOW_VIEW_VIOLATION)):
+        if found[relation]:
+            n, m, uid = found[relation][0]
+            reshape, use = fx.stmt_at(n), fx.stmt_at(m)
+            view = which(reshape)
+            assert view is not None
+            raise ValueError(message.format(**_fields(function, fx, reshape, view, use, uid)))
+
+
+def _fields(function: Function, fx: Effects, reshape: Stmt, view: tuple[Var, Var], use: Stmt,
+            uid: int) -> dict[str, object]:
     value = next(v for v in [view[0], *_uses(use)] if v.uid == uid)
     src_t, out_t = view[1].type, view[0].type
     assert isinstance(src_t, TileType) and isinstance(out_t, TileType)
-    _rule, message = RELAYOUT_VIOLATION
     call = call_of(reshape)
-    raise ValueError(message.format(
-        where=reshape.span, fn=function.name, op=call.op if call is not None else "a view",
-        line=reshape.span.line, src=view[1].name,
-        src_shape=_shape(src_t), view=view[0].name, shape=_shape(out_t), operand=value.name,
-        through=_path(fx, view[0], value),
-        use=_use_text(use, value)))
+    return dict(where=reshape.span, fn=function.name, op=call.op if call is not None else "a view",
+                line=reshape.span.line, src=view[1].name, src_shape=_shape(src_t),
+                view=view[0].name, shape=_shape(out_t), operand=value.name,
+                through=_path(fx, view[0], value), use=_use_text(use, value))
 
 
 _HOP = {Share.ALIAS: "an alias at line {}", Share.SLICE: "a slice at line {}",

@@ -189,3 +189,32 @@ def test_reshaping_after_moving_out_of_acc_is_kept():
 ])
 def test_the_registry_says_which_reshapes_lay_the_bytes_out_afresh(memory, src, out, relayout):
     assert lookup("tile.reshape").relayouts(memory, src, out) is relayout
+
+
+# ---------------------------------------------------------------------- views of Acc windows
+
+WINDOW = "w = pl.tile.slice(acc2, [16, 32], [{r0}, 0])"
+
+
+def window_prog(*lines: str, r0: int = 16) -> et.ir.Program:
+    return prog("acc2 = pl.tile.matmul(a32, b32)", WINDOW.format(r0=r0), *lines)
+
+
+def test_reading_a_same_shape_view_of_an_acc_window_is_rejected():
+    # a [16, 32] row window of a [32, 32] accumulator: its NZ blocks are not contiguous, and the
+    # view reads 16 x 32 NZ blocks from its first element
+    p = window_prog("r = pl.tile.reshape(w, [16, 32])", "out = pl.store(r, [0, 0], out)")
+    assert rejection(p).startswith(
+        "kernel.py:17:8: in function 'kernel', tile.reshape at line 17 views 'w' ([16, 32] FP32), "
+        "a window of an Acc (L0C) tile, as 'r' ([16, 32] FP32), and 'r' reaches store at line 18, "
+        "which reads it. The view reads the window from its first element as a standalone tile")
+    assert hardware_garbles(p)
+
+
+def test_a_view_of_an_acc_window_read_after_a_matmul_acc_into_it_is_kept():
+    # the accumulation proves the window contiguous (rules.windows): the result may be read
+    p = prog("acc2 = pl.tile.matmul(a16, b32)", "w = pl.tile.slice(acc2, [16, 16], [0, 16])",
+             "r = pl.tile.reshape(w, [16, 16])", "r2 = pl.tile.matmul_acc(r, a16, b16)",
+             "out = pl.store(r2, [0, 0], out)", out="16, 16")
+    assert et.print_program(et.optimize(p)) == et.print_program(p)
+    assert not hardware_garbles(p)
