@@ -1,12 +1,15 @@
 """Relayout check: a view that lays its operand's bytes out afresh must not be read or written.
 
-The registry says which views do (``OpDef.relayouts``: a shape-changing ``tile.reshape`` of an Acc
-tile, whose NZ blocks are placed by the tile's own shape).  This module only states one
-function's structure — which statement makes such a view, which values carry a value on
-(``ir.effects`` edges: aliases, views, write-back results, loop carries, if results) and which
-statements read or write a value (an operand of any call, or a returned value) — and runs the
-rules of ``rules.checks.RELAYOUT`` in a small e-graph of their own, only when the function has such
-a view.  :func:`check_relayouts` raises the first violation in program order as a ``ValueError``.
+The registry says which views do (``OpDef.relayouts``: a shape-changing ``tile.reshape`` or
+``reinterpret_view`` of an Acc tile, whose NZ blocks are placed by the tile's own shape).  Such a
+view of an Acc *window* that keeps the shape reads the window as a standalone NZ tile, right only
+for a contiguous window, so reading it needs the proof a ``matmul_acc`` into it gets.  This module
+only states one function's structure — which statement makes such a view, which values carry a
+value on (``ir.effects`` edges: aliases, views, write-back results, loop carries, if results) and
+which statements read or write a value (an operand of any call, or a returned value) — and runs
+the rules of ``rules.checks.RELAYOUT`` in a small e-graph of their own, only when the function has
+such a view.  :func:`check_relayouts` raises the first violation in program order as a
+``ValueError``.
 """
 
 from __future__ import annotations
@@ -50,10 +53,11 @@ def relayout_view(s: Stmt) -> tuple[Var, Var] | None:
     return (s.target, src.var) if op.relayouts(t.memory, _dims(t), _dims(out)) else None
 
 
-def acc_window_view(fx: Effects, s: Stmt) -> tuple[Var, Var] | None:
+def acc_window_view(back: dict[Var, Edge], s: Stmt) -> tuple[Var, Var] | None:
     """``(result, operand)`` when ``s`` is a reshape / reinterpret_view (registry ``relayout``)
     that keeps the element order of a whole tile (not a :func:`relayout_view`) of an Acc window:
-    a value defined by ``tile.slice`` of an Acc tile, directly or through aliases and views."""
+    a value defined by ``tile.slice`` of an Acc tile, directly or through aliases and views
+    (``back``: :func:`_defining_edges`)."""
     call = call_of(s)
     op = ops.lookup(call.op) if call is not None else None
     if op is None or op.relayout is None or not isinstance(s, AssignStmt) or not call.args \
@@ -62,7 +66,6 @@ def acc_window_view(fx: Effects, s: Stmt) -> tuple[Var, Var] | None:
     v = src = call.args[0].var
     if not (isinstance(v.type, TileType) and v.type.memory is MemorySpace.Acc):
         return None
-    back = {e.dst: e for e in fx.edges if e.kind in (Share.ALIAS, Share.SLICE, Share.VIEW)}
     seen: set[Var] = set()
     while v in back and v not in seen:
         seen.add(v)
@@ -70,6 +73,11 @@ def acc_window_view(fx: Effects, s: Stmt) -> tuple[Var, Var] | None:
             return s.target, src
         v = back[v].src
     return None
+
+
+def _defining_edges(fx: Effects) -> dict[Var, Edge]:
+    """The alias / slice / view edge defining each value that has one."""
+    return {e.dst: e for e in fx.edges if e.kind in (Share.ALIAS, Share.SLICE, Share.VIEW)}
 
 
 def _uses(s: Stmt) -> list[Var]:
@@ -91,11 +99,17 @@ def encode(fx: Effects) -> Rows:
     window)."""
     rows: Rows = {"RelayoutRow": [], "CarryRow": [], "OperandRow": [], "WindowViewRow": [],
                   "ReadCarryRow": [], "ReadRow": []}
+    back: dict[Var, Edge] | None = None
     for pos, s in enumerate(fx.stmts[1:], start=1):
+        call = call_of(s)
+        op = ops.lookup(call.op) if call is not None else None
+        if op is None or op.relayout is None:
+            continue
         view = relayout_view(s)
         if view is not None:
             rows["RelayoutRow"].append((pos, view[0].uid))
-        view = acc_window_view(fx, s)
+        back = _defining_edges(fx) if back is None else back
+        view = acc_window_view(back, s)
         if view is not None:
             rows["WindowViewRow"].append((pos, view[0].uid))
     if not rows["RelayoutRow"] and not rows["WindowViewRow"]:
@@ -120,20 +134,21 @@ def _dest(s: Stmt) -> Var | None:
     return operand(call, k) if k is not None else None
 
 
-def violations(rows: Rows, relation: str = "RelayoutViolation") -> list[tuple[int, int, int]]:
-    """``(reshape point, use point, value uid)`` of every ``relation`` fact the rules prove."""
+def violations(rows: Rows) -> dict[str, list[tuple[int, int, int]]]:
+    """``(reshape point, use point, value uid)`` of every violation the rules prove, by relation
+    (``RelayoutViolation``, ``WindowViewViolation``), in program order of the use."""
     eg = prepared(RELAYOUT)
     load_tables(eg, {t: r for t, r in rows.items() if r}, ruleset="relayout")
     eg.run_program(eb.RunSchedule(eb.Saturate(SPAN, eb.Run(SPAN, eb.RunConfig("relayout", None)))))
     frozen = eg.freeze().functions
-    found = {}
+    found: dict[str, list[tuple[int, int, int]]] = {}
     for name in ("RelayoutViolation", "WindowViewViolation"):
         fn = frozen.get(name)
-        found[name] = sorted((tuple(eg.value_to_i64(v) for v in row.inputs)
+        found[name] = sorted((tuple(eg.value_to_i64(v) for v in row.inputs)  # type: ignore[misc]
                               for row in (fn.rows if fn is not None else []) if not row.subsumed),
                              key=lambda x: (x[1], x[0]))
     release(eg, RELAYOUT)
-    return found  # type: ignore[return-value]
+    return found
 
 
 def _use_text(s: Stmt, v: Var) -> str:
@@ -141,13 +156,9 @@ def _use_text(s: Stmt, v: Var) -> str:
         return f"is returned at line {s.span.line} (the caller reads it)"
     call = call_of(s)
     assert isinstance(call, Call)
-    op = ops.lookup(call.op)
-    if op is None:
+    if ops.lookup(call.op) is None:
         return f"reaches {call.op} at line {s.span.line}, which passes it on (it may read or write it)"
-    k = op.reuses_arg if op is not None else None
-    written = k is not None and k < len(call.args) and isinstance(call.args[k], VarRef) \
-        and call.args[k].var is v
-    how = "writes back into it" if written else "reads it"
+    how = "writes back into it" if _dest(s) is v else "reads it"
     return f"reaches {call.op} at line {s.span.line}, which {how}"
 
 
@@ -163,7 +174,8 @@ def check_relayouts(function: Function, fx: Effects | None = None) -> None:
         found = violations(rows)
     for relation, which, (_rule, message) in (
             ("RelayoutViolation", relayout_view, RELAYOUT_VIOLATION),
-            ("WindowViewViolation", lambda s: acc_window_view(fx, s), WINDOW_VIEW_VIOLATION)):
+            ("WindowViewViolation", lambda s: acc_window_view(_defining_edges(fx), s),
+             WINDOW_VIEW_VIOLATION)):
         if found[relation]:
             n, m, uid = found[relation][0]
             reshape, use = fx.stmt_at(n), fx.stmt_at(m)
