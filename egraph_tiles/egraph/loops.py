@@ -14,6 +14,7 @@ Everything here is read from the program and its memory effects; nothing is deci
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import accumulate
@@ -21,8 +22,8 @@ from itertools import accumulate
 from ..rules.hoist import MILLI
 from ..ir.effects import Effects, call_of, op_effect, operand_index
 from ..ir.exprs import Call, ListExpr, Var, VarRef, const_int, free_vars
-from ..ir.stmts import (BreakStmt, ContinueStmt, ForStmt, Function, IfStmt, Stmt, WhileStmt,
-                        child_bodies, stmt_exprs)
+from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
+                        WhileStmt, child_bodies, stmt_exprs)
 from ..ir.ops import Storage
 from ..ir.target import copy_bytes
 from ..ir.types import TileType
@@ -56,6 +57,10 @@ def trips(loop: Stmt, model: CostModel) -> int:
     return model.symbolic_trips if n is None else n
 
 
+#: statement kinds with no nested body (the common case, checked by exact type)
+_SIMPLE = (AssignStmt, EvalStmt)
+
+
 def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, Fraction]:
     """Executions of every statement of ``body`` (nested ones included) per call."""
     out: dict[Stmt, Fraction] = {}
@@ -63,6 +68,8 @@ def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, Fraction
     def visit(stmts: list[Stmt], w: Fraction) -> None:
         for s in stmts:
             out[s] = w
+            if type(s) in _SIMPLE:
+                continue
             inner = w
             if isinstance(s, (ForStmt, WhileStmt)):
                 inner = w * trips(s, model)
@@ -75,6 +82,7 @@ def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, Fraction
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def milli(w: Fraction) -> int:
     return round(w * MILLI)
 

@@ -16,7 +16,7 @@ from typing import Callable, Union
 
 from . import stmts as _stmts
 from .exprs import Var, free_vars, var_reads
-from .stmts import AssignStmt, Stmt, stmt_exprs, walk
+from .stmts import AssignStmt, EvalStmt, Stmt, child_bodies, stmt_exprs, walk
 
 Mutated = Union[Stmt, list[Stmt]]
 
@@ -129,15 +129,25 @@ def drop_unused(body: list[Stmt], candidates: set[Var]) -> tuple[list[Stmt], lis
     dropping an assignment releases its reads, which gives the next round."""
     uses: dict[Var, int] = {}
     reads: dict[Var, list[Var]] = {}
-    for s in walk(body):
-        own = reads.setdefault(s.target, []) if isinstance(s, AssignStmt) \
-            and s.target in candidates else None
-        for e in stmt_exprs(s):
-            for v in var_reads(e):  # every read of a candidate (counted per occurrence)
-                if v in candidates:
-                    uses[v] = uses.get(v, 0) + 1
-                    if own is not None:
-                        own.append(v)
+    buf: list[Var] = []
+
+    def count(stmts: list[Stmt]) -> None:  # program order, a compound before its body
+        for s in stmts:
+            kind = type(s)
+            own = reads.setdefault(s.target, []) if kind is AssignStmt \
+                and s.target in candidates else None  # type: ignore[attr-defined]
+            for e in ((s.value,) if kind is AssignStmt else stmt_exprs(s)):  # type: ignore[attr-defined]
+                buf.clear()
+                for v in var_reads(e, buf):  # every read of a candidate (per occurrence)
+                    if v in candidates:
+                        uses[v] = uses.get(v, 0) + 1
+                        if own is not None:
+                            own.append(v)
+            if kind is not AssignStmt and kind is not EvalStmt:
+                for b in child_bodies(s):
+                    count(b)
+
+    count(body)
     rounds: list[set[Var]] = []
     dead = {c for c in candidates if not uses.get(c)}
     while dead:
