@@ -198,14 +198,19 @@ class _Facts:
         point sees what is live across it."""
         fx = self.fx
         n = len(fx.stmts) + 1
+        storage = fx.storage
         first: dict[Var, int] = {}
         last: dict[Var, int] = {}
         for v, (pos, _path) in fx.defs.items():
-            r = fx.storage(v)
-            first[r] = min(first.get(r, pos), pos)
-        storage = fx.storage
+            r = storage(v)
+            lo = first.get(r)
+            if lo is None or pos < lo:
+                first[r] = pos
         for pos in range(1, len(fx.stmts)):  # (increasing: the last read is the latest pos)
-            for e in stmt_exprs(fx.stmts[pos]):  # type: ignore[arg-type]
+            s = fx.stmts[pos]
+            kind = type(s)
+            for e in ((s.value,) if kind is AssignStmt else (s.call,) if kind is EvalStmt  # type: ignore[union-attr]
+                      else stmt_exprs(s)):  # type: ignore[arg-type]
                 # a tile is always a direct operand (of a call, alias, yield or initializer)
                 if type(e) is VarRef:
                     last[storage(e.var)] = pos  # type: ignore[attr-defined]
@@ -217,24 +222,26 @@ class _Facts:
                         if type(a) is VarRef:
                             last[storage(a.var)] = pos  # type: ignore[attr-defined]
         diff: dict[str, list[int]] = {}
-        for r, lo in first.items():
+        for r, hi in last.items():
+            lo = first.get(r)
+            if lo is None or hi <= lo:
+                continue
             t = r.type
-            hi = last.get(r, 0)
-            if hi <= lo or not isinstance(t, TileType) or t.memory is None \
-                    or t.memory.value not in mems:
+            if not isinstance(t, TileType) or t.memory is None:
+                continue
+            mem = t.memory.value
+            if mem not in mems:
                 continue
             dims = t.const_shape()
             if dims is None:
                 continue
-            d = diff.get(t.memory.value)
+            d = diff.get(mem)
             if d is None:  # (not ``setdefault``: it would build an n-long list per class)
-                d = diff[t.memory.value] = [0] * (n + 1)
-            d[lo + 1] += copy_bytes(dims, t.dtype)
-            d[hi + 1] -= copy_bytes(dims, t.dtype)
-        out: dict[str, list[int]] = {}
-        for mem, d in diff.items():
-            out[mem] = list(accumulate(d))
-        return out
+                d = diff[mem] = [0] * (n + 1)
+            nbytes = copy_bytes(dims, t.dtype)
+            d[lo + 1] += nbytes
+            d[hi + 1] -= nbytes
+        return {mem: list(accumulate(d)) for mem, d in diff.items()}
 
     def run(self) -> HoistFacts:
         fx, enc = self.fx, self.enc
