@@ -11,7 +11,9 @@ with the tile (transitively through aliases, views, loop carries, ``if`` merges 
 ``write``    an op writes it in place (a copy would lose the write);
 ``acc``      a matmul-family op accumulates into it (the NZ contiguity of ``rules.windows``);
 ``cube``     it is a matmul left / right operand (a Mat window would be copied Mat→Mat);
-``sliced``   the callee takes windows of it (its offsets assume the tile's own pitch and base);
+``sliced``   the callee takes windows of it (its offsets assume the tile's own pitch and base),
+             or reshapes / reinterprets it (registry ``relayout``: read from its base as a dense
+             tile of the new shape);
 ``opaque``   an unregistered op receives it (anything may happen).
 
 A callee that returns its parameter (:func:`returned_param`) hands the caller the argument's own
@@ -61,7 +63,8 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
     fx = function_effects(fn)
     same = _same_tile(fx, fn.params[index].var)
     uses: set[str] = set()
-    if any(e.src in same and e.kind is Share.SLICE for e in fx.edges):
+    if any(e.src in same and (e.kind is Share.SLICE or e.kind is Share.VIEW and _relayout(e.stmt))
+           for e in fx.edges):
         uses.add("sliced")
     for s in walk(fn.body):
         call = call_of(s)
@@ -72,6 +75,14 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
                 continue
             uses |= _operand_use(program, call.op, k, seen)
     return frozenset(uses)
+
+
+def _relayout(s) -> bool:
+    """Whether ``s`` is a view that reads its operand from its base as a dense tile of the
+    result's shape (registry ``relayout``: reshape, reinterpret_view)."""
+    call = call_of(s)
+    op = ops.lookup(call.op) if call is not None else None
+    return op is not None and op.relayout is not None
 
 
 def _same_tile(fx, v) -> set:

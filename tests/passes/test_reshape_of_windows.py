@@ -80,3 +80,27 @@ def test_a_window_that_is_not_dense_written_through_its_reshape_is_rejected():
                   "width", "can be neither copied"):
         assert piece in msg, (piece, msg)
     assert not right_on_hardware(p)
+
+
+CALLEE = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def f(self, t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec]:
+        r = pl.tile.reshape(t, [8, 32])
+        y = pl.tile.add(r, r)
+        return y
+"""
+
+
+def test_a_window_passed_to_a_function_that_reshapes_it_is_copied_before_the_call():
+    # the callee reads its parameter from its base as a dense [8, 32] tile (egraph.calls: a
+    # reshape is a "sliced" use, so the window must be dense, aligned, at a constant offset)
+    text = (HEAD.format(o="8, 32") + "        q = pl.tile.slice(xv, [16, 16], [0, 16])\n"
+            "        y = self.f(q)\n        out = pl.store(y, [0, 0], out)\n        return out\n"
+            + CALLEE)
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    q = et.optimize(p)
+    lines = [ln.strip() for ln in et.print_program(q).splitlines()]
+    i = lines.index("y: pl.Tile[[8, 32], pl.FP32, pl.Mem.Vec] = self.f(q_ext)")
+    assert lines[i - 1] == ("q_ext: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.extract(xv, 0, "
+                            "16, shape=[16, 16], target_memory=pl.Mem.Vec)")
+    assert not right_on_hardware(p) and right_on_hardware(p, q)
