@@ -24,6 +24,17 @@ class ExprReader(TypeReader):
         #: names rebound inside a loop / if body that ended: name -> line of that rebinding.
         #: After the body the name still means its value *before* the body, unlike Python.
         self.stale: dict[str, int] = {}
+        #: one instance per distinct integer literal / pl.* constant / op name read: a long
+        #: kernel repeats the same few thousands times (IR nodes are immutable and compare by
+        #: value, so sharing them changes nothing but the memory; issue 13)
+        self.shared: dict[object, object] = {}
+
+    def share(self, key: object, make):  # type: ignore[no-untyped-def]
+        """The instance read first for ``key`` (made by ``make()`` the first time)."""
+        x = self.shared.get(key)
+        if x is None:
+            x = self.shared[key] = make()
+        return x
 
     def err(self, node: ast.AST | None, message: str) -> DslError:
         return located_error(self.filename, node, message)
@@ -36,6 +47,8 @@ class ExprReader(TypeReader):
         d = depth + 1
         if isinstance(node, ast.Constant):
             v = node.value
+            if type(v) is int:  # not bool / float: 1 == True == 1.0 and 0.0 == -0.0
+                return self.share(v, lambda: Const(v))
             if isinstance(v, bool) or isinstance(v, (int, float)):
                 return Const(v)
             if isinstance(v, str):
@@ -127,7 +140,8 @@ class ExprReader(TypeReader):
             if len(path) != 2 or path[1] not in MemorySpace.__members__:
                 raise self.err(node, f"unknown memory space {name!r}; expected one of "
                                + ", ".join(f"pl.Mem.{m}" for m in MemorySpace.__members__))
-            return Symbol(("Mem", path[1]), MemorySpace[path[1]])
+            return self.share(("Mem", path[1]), lambda: Symbol(("Mem", path[1]),
+                                                               MemorySpace[path[1]]))
         if not path[0][:1].isupper():
             raise self.err(node, f"unknown pl construct {name!r}; expected a pl.* constant "
                            "such as pl.Mem.Vec or pl.PadValue.zero")
@@ -139,7 +153,7 @@ class ExprReader(TypeReader):
             raise self.err(node, "expected a call of a named op such as pl.tile.add(...)")
         root = name.split(".")[0]
         if root == "pl":
-            op = name[3:]
+            op = self.share(name, lambda: name[3:])
             if op in STATEMENT_CALLS:
                 raise self.err(node, f"pl.{op} is a statement form; it cannot be used as a value here")
             if op not in REGISTRY and op not in TYPE_CALLS:

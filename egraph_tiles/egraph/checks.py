@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from egglog import bindings as eb
+from .bindings import eb
 
 from egraph_tiles.rules.checks import VIOLATIONS
 

@@ -9,7 +9,7 @@ nothing is re-encoded and nothing is added to the e-graph).
 
 from __future__ import annotations
 
-from egglog import bindings as eb
+from .bindings import eb
 
 from ..ir import ops
 from ..ir.effects import call_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from egglog import bindings as eb
+from .bindings import eb
 
 Term = tuple
 

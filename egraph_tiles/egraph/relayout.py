@@ -14,7 +14,7 @@ such a view.  :func:`check_relayouts` raises the first violation in program orde
 
 from __future__ import annotations
 
-from egglog import bindings as eb
+from .bindings import eb
 
 from egraph_tiles.rules.checks import RELAYOUT, RELAYOUT_VIOLATION, WINDOW_VIEW_VIOLATION
 

@@ -11,7 +11,7 @@ writes the source in between is read from the memory effects (``ir.effects``).
 
 from __future__ import annotations
 
-from egglog import bindings as eb
+from .bindings import eb
 
 from ..ir import ops
 from ..ir.effects import call_of, op_effect, operand_index

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from egglog import bindings as eb
+from .bindings import eb
 
 from egraph_tiles.rules import checks, hoist, layout, legality, multiples, offsets, slices, sorts
 
@@ -94,14 +94,25 @@ def prepared(program: str) -> eb.EGraph:
     return eg
 
 
+#: an e-graph that grew past this many e-nodes (tuples of every table) is dropped by
+#: :func:`release`, not kept idle: rebuilding its program later costs ~50-100 ms, a few percent of
+#: a function that large, while keeping it idle keeps the compiled rules (~35-45 MB per program)
+#: resident beside the next e-graph the function builds (issue 13: the Acc-window e-graph of a
+#: 50,000-statement kernel used to stay resident through the whole saturation and extraction)
+KEEP_IDLE_BELOW = 50_000
+
+
 def release(eg: eb.EGraph, program: str | None = None) -> None:
     """Give back an e-graph from :func:`prepared` (``program``; the engine's by default):
-    its state is popped and it is handed out again.  Do not use ``eg`` afterwards."""
+    its state is popped and it is handed out again — unless it grew past
+    :data:`KEEP_IDLE_BELOW` e-nodes, then it is dropped.  Do not use ``eg`` afterwards."""
     program = program_text() if program is None else program
     idle = _IDLE.setdefault(program, [])
     if any(x is eg for x in idle):
         return
     try:
+        if size(eg) >= KEEP_IDLE_BELOW:
+            return
         eg.run_program(eb.Pop(SPAN, 1))
     except BaseException:  # not one of ours, or broken by a panic: drop it
         return

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from egglog import bindings
+from .bindings import eb as bindings
 
 from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect,
                           trailing_yield)

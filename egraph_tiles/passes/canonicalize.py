@@ -85,6 +85,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
     with schedule.egglog_errors(failed):
         eg = schedule.new_egraph()
         schedule.load_tables(eg, {**enc.rows, **hoists.rows})
+        enc.rows = hoists.rows = {}  # loaded: the e-graph holds the facts now (memory, #13)
         stats = schedule.saturate(eg, opts.limits)
         schedule.run_checks(eg)
     raise_violations(fn, enc, eg)
