@@ -63,6 +63,11 @@ def operand(call: Call, index: int) -> Var | None:
 
 def call_of(s: Stmt) -> Call | None:
     """The call a statement evaluates at top level (an assigned call or a bare call)."""
+    kind = type(s)
+    if kind is AssignStmt:  # the common cases first, by exact type
+        return s.value if isinstance(s.value, Call) else None  # type: ignore[attr-defined]
+    if kind is EvalStmt:
+        return s.call  # type: ignore[attr-defined]
     if isinstance(s, AssignStmt) and isinstance(s.value, Call):
         return s.value
     if isinstance(s, EvalStmt):
