@@ -8,7 +8,7 @@ import difflib
 from ..ir.exprs import (BinOp, Call, Compare, Const, DictExpr, Expr, ListExpr, Neg, StrConst, Symbol,
                         Var, VarRef)
 from ..ir.ops import REGISTRY
-from ..ir.types import DType, MemorySpace
+from ..ir.types import DType, MemorySpace, Type
 from .errors import DslError
 from .forms import (BINOPS, BOOLOPS, CMPOPS, UNARY_OPS, LOWERCASE_ENUMS, MAX_DEPTH, MORE_BINOPS, PL_ROOTS,
                     STATEMENT_CALLS, TYPE_CALLS)
@@ -28,6 +28,14 @@ class ExprReader(TypeReader):
         #: kernel repeats the same few thousands times (IR nodes are immutable and compare by
         #: value, so sharing them changes nothing but the memory; issue 13)
         self.shared: dict[object, object] = {}
+
+    def shared_type(self, t: Type | None) -> Type | None:
+        """The first type read equal to ``t`` (a long kernel declares a few dozen distinct tile
+        types tens of thousands of times)."""
+        try:
+            return self.shared.setdefault(t, t)  # type: ignore[return-value]
+        except TypeError:  # a field that is not hashable: kept as read
+            return t
 
     def share(self, key: object, make):  # type: ignore[no-untyped-def]
         """The instance read first for ``key`` (made by ``make()`` the first time)."""
@@ -101,7 +109,10 @@ class ExprReader(TypeReader):
                 raise self.err(node, "unsupported comparison; expected one of < <= > >= == !=")
             return Compare(op, self.expr(node.left, d), self.expr(node.comparators[0], d))
         if isinstance(node, (ast.List, ast.Tuple)):
-            return ListExpr(tuple(self.expr(e, d) for e in node.elts))
+            items = tuple(self.expr(e, d) for e in node.elts)
+            if all(type(x) is Const and type(x.value) is int for x in items):  # shapes, offsets
+                return self.share(("list", *(x.value for x in items)), lambda: ListExpr(items))
+            return ListExpr(items)
         if isinstance(node, ast.Attribute):
             return self.symbol(node)
         if isinstance(node, ast.Call):

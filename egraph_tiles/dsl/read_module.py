@@ -211,7 +211,7 @@ class FunctionReader(StmtReader, ValueTyping, ExprReader):
 
     def bind(self, node: ast.AST, name: str, t: Type | None) -> Var:
         self._check_name(node, name)
-        v = Var(name, t)
+        v = Var(name, self.shared_type(t))
         self._put(self.env, name, v)
         if name in self.stale:
             self._put(self.stale, name, _GONE)

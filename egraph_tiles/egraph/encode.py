@@ -22,7 +22,7 @@ from .calls import callee_name, param_uses, returned_param
 _IDX_OPS = {"+": "Add", "-": "Sub", "*": "Mul"}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Window:
     """A canonical 3-argument ``tile.slice`` statement and its ``Win`` term."""
 
@@ -49,7 +49,7 @@ class Window:
         return self.chain()[0]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class UseSite:
     """One operand of one statement that resolves to a window, in a registry context."""
 
@@ -61,7 +61,7 @@ class UseSite:
     ctx: ops.Role
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ExtSite:
     """A ``tile.extract`` statement whose source resolves to a window."""
 
@@ -70,7 +70,7 @@ class ExtSite:
     window: Window
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class RawSliceUse:
     """An operand that is a ``tile.slice`` with valid_shape / drop_dims (not a window the pass
     rewrites; checked by ``rules.checks``): a col_expand operand (``Encoding.raw_colx``), or an
@@ -84,7 +84,7 @@ class RawSliceUse:
     op: str
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class WriteSite:
     """An operand a registered op writes back into (registry ``reuses_arg``): write ``key``
     lands in ``var``'s storage (checked by ``rules.checks``, never rewritten)."""

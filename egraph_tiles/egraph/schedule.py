@@ -94,24 +94,26 @@ def prepared(program: str) -> eb.EGraph:
     return eg
 
 
-#: an e-graph that grew past this many e-nodes (tuples of every table) is dropped by
-#: :func:`release`, not kept idle: rebuilding its program later costs ~50-100 ms, a few percent of
-#: a function that large, while keeping it idle keeps the compiled rules (~35-45 MB per program)
-#: resident beside the next e-graph the function builds (issue 13: the Acc-window e-graph of a
-#: 50,000-statement kernel used to stay resident through the whole saturation and extraction)
+#: an auxiliary e-graph (the Acc-window or relayout check's) that grew past this many e-nodes
+#: (tuples of every table) is dropped by :func:`release`, not kept idle.  Such a check runs
+#: before the main e-graph of the same function is built; kept idle, its compiled rules (~35 MB)
+#: would stay resident through that e-graph's saturation and extraction, where the process peaks
+#: (issue 13).  Rebuilding it for a later function costs ~0.1 s, a few percent of a function that
+#: large.  The engine's own program is always kept: every function needs it next.
 KEEP_IDLE_BELOW = 50_000
 
 
 def release(eg: eb.EGraph, program: str | None = None) -> None:
     """Give back an e-graph from :func:`prepared` (``program``; the engine's by default):
-    its state is popped and it is handed out again — unless it grew past
-    :data:`KEEP_IDLE_BELOW` e-nodes, then it is dropped.  Do not use ``eg`` afterwards."""
+    its state is popped and it is handed out again — unless it is an auxiliary one that grew
+    past :data:`KEEP_IDLE_BELOW` e-nodes, then it is dropped.  Do not use ``eg`` afterwards."""
+    main = program is None or program == program_text()
     program = program_text() if program is None else program
     idle = _IDLE.setdefault(program, [])
     if any(x is eg for x in idle):
         return
     try:
-        if size(eg) >= KEEP_IDLE_BELOW:
+        if not main and size(eg) >= KEEP_IDLE_BELOW:
             return
         eg.run_program(eb.Pop(SPAN, 1))
     except BaseException:  # not one of ours, or broken by a panic: drop it

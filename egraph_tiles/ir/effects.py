@@ -100,7 +100,7 @@ class Share(Enum):
     IF_RESULT = "if_result"  # result ``index`` <- an arm's yield value ``index``
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Edge:
     kind: Share
     dst: Var
@@ -109,7 +109,7 @@ class Edge:
     index: int = 0
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Write:
     """Operand ``index`` of ``stmt``'s call (``op``) may be written: ``var``'s storage."""
 
