@@ -52,6 +52,8 @@ class _Encoding:
     #: the ``NI`` id of each scalar variable's ``(Sym "u<uid>")``, by ``Var.uid``
     syms: dict[int, int] = field(default_factory=dict)
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
+    #: the variables given a symbol since the loop-bounds worklist last looked (``statements``)
+    new_syms: list[int] = field(default_factory=list)
     #: the values sharing storage with an operand a registered op writes (``relevant``)
     written: set[Var] = field(default_factory=set)
 
@@ -98,6 +100,7 @@ class _Encoding:
         if uid not in self.syms:
             n = self.syms[uid] = self.node()
             self.row("IdxSymRow", n, f"u{uid}")
+            self.new_syms.append(uid)
         return self.syms[uid]
 
     def off(self, e: Expr) -> int:
@@ -176,17 +179,24 @@ class _Encoding:
             elif isinstance(s, ForStmt):
                 loops.append(s)
         # a loop's bounds matter when it carries a relevant value (``w-two-trips``) or its
-        # variable occurs in a stated offset (``LoopVar`` multiples), transitively
-        while True:
-            todo = [s for s in loops if s.loop_var.uid in self.syms
-                    or any(self.relevant(ia) for ia in s.iter_args)]
-            if not todo:
-                break
-            loops = [s for s in loops if s not in todo]
-            for s in todo:
+        # variable occurs in a stated offset (``LoopVar`` multiples), transitively: a worklist
+        # in rounds (each in program order), a waiting loop woken when its variable first gets a
+        # symbol (by index, never by comparing statements: ``ForStmt`` equality is structural)
+        waiting: dict[int, list[int]] = defaultdict(list)
+        todo = []
+        for i, s in enumerate(loops):
+            if s.loop_var.uid in self.syms or any(self.relevant(ia) for ia in s.iter_args):
+                todo.append(i)
+            else:
+                waiting[s.loop_var.uid].append(i)
+        while todo:
+            self.new_syms = []
+            for i in todo:
+                s = loops[i]
                 start, step = self.off(s.start), self.off(s.step)
                 self.row("WBoundsRow", self.stmt(s), start, self.off(s.stop), step)
                 self.row("LoopRow", self.sym(s.loop_var.uid), start, step)
+            todo = sorted(i for uid in self.new_syms for i in waiting.pop(uid, ()))
 
     def sharing(self) -> None:
         """Aliases, loop carries and if merges, from the storage edges of the effects."""
