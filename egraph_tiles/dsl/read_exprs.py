@@ -56,7 +56,10 @@ class ExprReader(TypeReader):
         if isinstance(node, ast.Constant):
             v = node.value
             if type(v) is int:  # not bool / float: 1 == True == 1.0 and 0.0 == -0.0
-                return self.share(v, lambda: Const(v))
+                c = self.shared.get(v)  # the most frequent node: no closure
+                if c is None:
+                    c = self.shared[v] = Const(v)
+                return c  # type: ignore[return-value]
             if isinstance(v, bool) or isinstance(v, (int, float)):
                 return Const(v)
             if isinstance(v, str):
