@@ -115,9 +115,14 @@ SCHEMA = """
 (relation w_ident (i64 i64))
 (relation w_root (i64))
 (relation w_names (i64 i64 Idx Idx))
+(relation w_merge (i64 i64 i64))
 (function w_ge1 (i64) i64 :merge (max old new))
 (function w_le1 (i64) i64 :merge (max old new))
 (relation w_may (i64 i64 Idx Idx i64))
+(relation w_arm (i64 i64 i64))
+(relation w_zero_trip_arm (i64 i64 i64))
+(relation w_back_arm (i64 i64 i64))
+(relation w_branch (i64 i64 i64))
 (relation w_dest (i64 i64))
 (relation w_check (i64 i64 i64 i64 i64 Idx i64))
 (function w_ok (i64 i64 i64 Idx) i64 :merge (max old new))
@@ -205,12 +210,17 @@ RULES = """
 ; a registered op that neither views nor writes back produces a value of its own
 (rule ((w_result s v) (w_call s op) (w_op_fresh op)) ((w_root v)) :ruleset windows :name "w-root-fresh")
 (rule ((w_ident v src) (w_root src)) ((w_root v)) :ruleset windows :name "w-root-ident")
-; a loop result is the initializer (zero trips) or the yield: a root only when both are
+; the merges of a loop result (its initializer, zero trips, and its yield) and of an if result
+; (both arms), only between equal extents — joined once per merge, so the rules below follow a
+; merge by its values instead of joining every value of one extent (issue 13)
 (rule ((w_loop_ret L k ret) (w_iter L k ia init) (w_yield L k y)
-       (w_root init) (w_root y) (w_ext ret e) (w_ext init e) (w_ext y e))
-      ((w_root ret)) :ruleset windows :name "w-root-loop-ret")
-(rule ((w_if I k t el ret) (w_root t) (w_root el) (w_ext ret x) (w_ext t x) (w_ext el x))
-      ((w_root ret)) :ruleset windows :name "w-root-if")
+       (w_ext ret e) (w_ext init e) (w_ext y e))
+      ((w_merge ret init y)) :ruleset windows :name "w-merge-loop-ret")
+(rule ((w_if I k t el ret) (w_ext ret x) (w_ext t x) (w_ext el x))
+      ((w_merge ret t el)) :ruleset windows :name "w-merge-if")
+; a loop result is the initializer (zero trips) or the yield, an if result either arm: a root
+; only when both are
+(rule ((w_merge ret a b) (w_root a) (w_root b)) ((w_root ret)) :ruleset windows :name "w-root-merge")
 
 ; ---- window resolution (must-name: the window on every path)
 ; seed "v = tile.slice(src, shape, offset): the window itself"
@@ -227,15 +237,10 @@ RULES = """
 (rule ((w_ident v src) (w_names src p r c))
       ((w_names v p r c)) :ruleset windows :name "w-names-ident")
 ; seed "ForStmt / WhileStmt return_vars_[i]: the window the trailing pl.yield_ names — only when
-; that is the same window the initializer names"
-(rule ((w_loop_ret L k ret) (w_iter L k ia init) (w_yield L k y)
-       (w_names init p r c) (w_names y p r c) (w_ext ret e) (w_ext init e) (w_ext y e))
-      ((w_names ret p r c)) :ruleset windows :name "w-names-loop-ret")
-; seed "IfStmt::return_vars_[i]: the window both arms yield, when they provably yield the same one
-; (same parent Var, equal offsets)"
-(rule ((w_if I k t el ret) (w_names t p r c) (w_names el p r c)
-       (w_ext ret x) (w_ext t x) (w_ext el x))
-      ((w_names ret p r c)) :ruleset windows :name "w-names-if")
+; that is the same window the initializer names" and "IfStmt::return_vars_[i]: the window both
+; arms yield, when they provably yield the same one (same parent Var, equal offsets)"
+(rule ((w_merge ret a b) (w_names a p r c) (w_names b p r c))
+      ((w_names ret p r c)) :ruleset windows :name "w-names-merge")
 
 ; ---- trip counts: 0 for every carrying loop, 1 once proven (constant bounds, step > 0); a
 ; ``while`` has no bounds and proves nothing
@@ -260,34 +265,37 @@ RULES = """
 ; a slice as large as its source is, in bounds, the source itself (offset 0)
 (rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_ext v e) (w_ext src e))
       ((w_may v p r0 c0 via)) :ruleset w_may_rules :name "w-may-peel-same-extent")
-; an if result: either arm's windows
-(rule ((w_if I k t el ret) (w_may t p r c -1) (w_ext ret x) (w_ext t x))
-      ((w_may ret p r c (* I 4))) :ruleset w_may_rules :name "w-may-if-then")
-(rule ((w_if I k t el ret) (w_may el p r c -1) (w_ext ret x) (w_ext el x))
-      ((w_may ret p r c (+ (* I 4) 1))) :ruleset w_may_rules :name "w-may-if-else")
-(rule ((w_if I k t el ret) (w_may t p r c via) (!= via -1) (w_ext ret x) (w_ext t x))
-      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-if-then-nested")
-(rule ((w_if I k t el ret) (w_may el p r c via) (!= via -1) (w_ext ret x) (w_ext el x))
-      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-if-else-nested")
-; a loop result: the yield's windows (any trip count, including one) ...
-(rule ((w_loop_ret L k ret) (w_yield L k y) (w_may y p r c -1) (w_ext ret e) (w_ext y e))
-      ((w_may ret p r c (+ (* L 4) 2))) :ruleset w_may_rules :name "w-may-loop-ret-yield")
-(rule ((w_loop_ret L k ret) (w_yield L k y) (w_may y p r c via) (!= via -1) (w_ext ret e) (w_ext y e))
-      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-loop-ret-yield-nested")
-; ... and the initializer's, unless the loop provably runs at least once
-(rule ((w_loop_ret L k ret) (w_iter L k ia init) (= 0 (w_ge1 L)) (w_may init p r c -1)
-       (w_ext ret e) (w_ext init e))
-      ((w_may ret p r c (+ (* L 4) 3))) :ruleset w_may_rules :name "w-may-loop-ret-zero-trips")
-(rule ((w_loop_ret L k ret) (w_iter L k ia init) (= 0 (w_ge1 L)) (w_may init p r c via) (!= via -1)
-       (w_ext ret e) (w_ext init e))
-      ((w_may ret p r c via)) :ruleset w_may_rules :name "w-may-loop-ret-zero-trips-nested")
-; the loop back edge: from the second trip on, the carry names what the body yielded — unless the
-; loop provably runs at most once (seed: "a single-trip loop never takes its back edge")
-(rule ((w_iter L k ia init) (w_yield L k y) (= 0 (w_le1 L)) (w_may y p r c -1) (w_ext ia e) (w_ext y e))
-      ((w_may ia p r c (+ (* L 4) 2))) :ruleset w_may_rules :name "w-may-back-edge")
-(rule ((w_iter L k ia init) (w_yield L k y) (= 0 (w_le1 L)) (w_may y p r c via) (!= via -1)
-       (w_ext ia e) (w_ext y e))
-      ((w_may ia p r c via)) :ruleset w_may_rules :name "w-may-back-edge-nested")
+; a branch (``w_branch v src via``): v may name what src names, the branch point being via —
+; an if result either arm's value (``4*I`` / ``4*I+1``), a loop result the value its body yields
+; (``4*L+2``, any trip count, including one) and, unless the loop provably runs at least once,
+; its initializer (``4*L+3``), and a carry, from the second trip on, the value the body yielded
+; (``4*L+2``) — unless the loop provably runs at most once (seed: "a single-trip loop never takes
+; its back edge").  Each edge only between equal extents, the extents joined once per edge in the
+; ``windows`` stratum (``w_arm`` / ``w_zero_trip_arm`` / ``w_back_arm``), so the may-name rules
+; follow an edge by its source value instead of joining every value of one extent each round
+; (issue 13: that join made the check superlinear); the trip counts are read only here, after the
+; ``windows`` stratum.
+(rule ((w_if I k t el ret) (w_ext ret x) (w_ext t x)) ((w_arm ret t (* I 4)))
+      :ruleset windows :name "w-arm-if-then")
+(rule ((w_if I k t el ret) (w_ext ret x) (w_ext el x)) ((w_arm ret el (+ (* I 4) 1)))
+      :ruleset windows :name "w-arm-if-else")
+(rule ((w_loop_ret L k ret) (w_yield L k y) (w_ext ret e) (w_ext y e)) ((w_arm ret y (+ (* L 4) 2)))
+      :ruleset windows :name "w-arm-loop-ret-yield")
+(rule ((w_loop_ret L k ret) (w_iter L k ia init) (w_ext ret e) (w_ext init e))
+      ((w_zero_trip_arm L ret init)) :ruleset windows :name "w-arm-loop-ret-zero-trips")
+(rule ((w_iter L k ia init) (w_yield L k y) (w_ext ia e) (w_ext y e)) ((w_back_arm L ia y))
+      :ruleset windows :name "w-arm-back-edge")
+(rule ((w_arm v src via)) ((w_branch v src via)) :ruleset w_may_rules :name "w-branch-arm")
+(rule ((w_zero_trip_arm L ret init) (= 0 (w_ge1 L))) ((w_branch ret init (+ (* L 4) 3)))
+      :ruleset w_may_rules :name "w-branch-zero-trips")
+(rule ((w_back_arm L ia y) (= 0 (w_le1 L))) ((w_branch ia y (+ (* L 4) 2)))
+      :ruleset w_may_rules :name "w-branch-back-edge")
+; the windows src names on every path reach v through the branch; the ones src itself may name
+; through an earlier branch point keep that (first) one
+(rule ((w_branch v src b) (w_may src p r c -1)) ((w_may v p r c b))
+      :ruleset w_may_rules :name "w-may-branch")
+(rule ((w_branch v src b) (w_may src p r c via) (!= via -1)) ((w_may v p r c via))
+      :ruleset w_may_rules :name "w-may-branch-nested")
 ; (the offsets the peel accumulates are folded by the ``windows`` stratum, which the schedule
 ; re-saturates between rounds of these rules)
 
