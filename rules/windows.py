@@ -61,12 +61,17 @@ Derived, in the order the rules below build them:
 
 ``(w_ident v src)``   an identity-preserving edge whose ends have the same extent.
 ``(w_root v)``        v provably names no window: its own storage is a parent.
+``(w_merge v a b)``   v is a loop result (a: its initializer, b: its yield) or an if result (a, b:
+                      the arms), all three of one extent.
 ``(w_names v P r c)`` v names the window of root parent P at offset (r, c) on every path.
 ``(w_ge1 L)`` / ``(w_le1 L)``  1 when loop L provably runs at least / at most once (else 0).
 ``(w_may v P r c via)``  v may name that window; ``via`` is -1 when it always does, else the first
                       branch point on the path: ``4*I`` / ``4*I+1`` (then / else arm of if I),
                       ``4*L+2`` (the value loop L yields: its result, or its carry after the back
                       edge), ``4*L+3`` (loop L's result when it runs no trip: its initializer).
+``(w_arm v src b)`` / ``(w_zero_trip_arm L v src)`` / ``(w_back_arm L v src)``   the branch edges
+                      between equal extents (below), the loop's trip count not yet read;
+``(w_branch v src b)``  v may name what src names, b being the branch point (``via`` code).
 ``(w_dest s v)``      statement s writes back into v (a registry reuses_arg operand).
 ``(w_check s v P R C c via)``  an R x C window at column offset c of P is written by s.
 ``(w_probe P R C k)``          the same at a constant column offset k.
