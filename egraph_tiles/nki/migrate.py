@@ -13,16 +13,19 @@ inferred :class:`~egraph_tiles.nki.frontend.AccessReport`:
 * a mask that bounds one axis per predicate becomes ``min()``-bounded slice ends (``max()`` for a
   lower bound) and the ``mask=`` argument is dropped once every access of its call is rewritten.
 
-Every rewritten access is checked **before** it is printed: at sampled loop iterations (first,
-last, random) numpy reads the new form and the legacy broadcast index of an ``arange``-filled
-array, and they must be the same elements in the same order.  A form that fails is not written
-(the access stays as it was and a ``migration`` finding says why).  ``arange`` / ``mgrid``
+Every rewritten access is checked **before** it is printed: at every loop iteration numpy reads
+the new form and the legacy broadcast index of an ``arange``-filled array, and they must be the
+same elements in the same order.  A form that fails is not written (the access stays as it was
+and a ``migration`` finding says why), and neither is one whose loops have an unknown bound or
+more than :data:`CHECK_ALL_UP_TO` iterations: an unchecked iteration could be the one where a
+``min()`` end falls below its start.  ``arange`` / ``mgrid``
 definitions no longer used are removed.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,7 +40,6 @@ from egraph_tiles.nki.frontend import (
     _vars_of,
     check_elements,
     outer_flat,
-    sample_envs,
 )
 from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
 from egraph_tiles.nki.reader import Finding
@@ -224,8 +226,24 @@ def _elements(rep: AccessReport, form: _Form, env: dict[str, int]) -> np.ndarray
     return outer_flat(parts, shape)
 
 
-def _check(rep: AccessReport, form: _Form, steps: dict[str, int]) -> str | None:
-    for env in sample_envs(_vars_of(rep), steps, k=8):
+#: a rewrite is checked at every iteration of its loops, so it is made only when they have known
+#: bounds and at most this many iterations in all
+CHECK_ALL_UP_TO = 4096
+
+
+def every_iteration(variables: Sequence[Var], steps: dict[str, int]) -> list[dict[str, int]] | None:
+    """Every combination of the loop variables' values, or ``None`` when a bound is unknown or
+    there are more than :data:`CHECK_ALL_UP_TO`."""
+    if any(v.lo is None or v.hi is None for v in variables):
+        return None
+    ranges = [range(v.lo, v.hi + 1, steps.get(v.name, 1)) for v in variables]
+    if math.prod(len(r) for r in ranges) > CHECK_ALL_UP_TO:
+        return None
+    return [dict(zip((v.name for v in variables), combo)) for combo in itertools.product(*ranges)]
+
+
+def _check(rep: AccessReport, form: _Form, envs: list[dict[str, int]]) -> str | None:
+    for env in envs:
         got = _elements(rep, form, env)
         if isinstance(got, str):
             return f"{got} at {env or 'the only iteration'}"
@@ -260,7 +278,12 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
     if rep.raw.in_helper and _symbols(form):
         return None, ("the access is inside a helper function and depends on the caller's loop "
                       "variables: rewrite the helper by hand")
-    err = _check(rep, form, report.read.steps)
+    envs = every_iteration(_vars_of(rep), report.read.steps)
+    if envs is None:
+        return None, (f"its loops have an unknown bound or more than {CHECK_ALL_UP_TO:,} "
+                      "iterations, too many to check the rewritten form at every one (give "
+                      "smaller --shape values or rewrite it by hand)")
+    err = _check(rep, form, envs)
     if err:
         return None, f"the rewritten form would read different elements: {err}"
     return _text(rep, form, names), ""

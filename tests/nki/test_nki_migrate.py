@@ -206,3 +206,32 @@ def test_mask_that_leaves_no_element_in_some_iteration_is_not_migrated():
         """, shapes={"a": (2, 1)})
     assert "x = nl.load(a[i0, 0], mask=(i0 + 2 * t < 1))" in new
     assert any("ends before it starts" in f for f in findings), findings
+
+
+def test_mask_emptied_at_a_single_unsampled_corner_is_not_migrated():
+    # 16 x 16 iterations; the end min(2, 29 - 2*t + 2*u) falls below 0 only at t = 15, u = 0,
+    # which neither the all-first nor the all-last iteration is: the rewrite is checked at every
+    # iteration, so a[0:-1] is never printed
+    new, findings, _, _ = migrate("""
+        @nki.jit
+        def k(a):
+            i0 = nl.arange(2)[:, None]
+            for t in nl.affine_range(16):
+                for u in nl.affine_range(16):
+                    x = nl.load(a[i0, 0], mask=(i0 + 2 * t - 2 * u < 29))
+        """, shapes={"a": (2, 1)})
+    assert "x = nl.load(a[i0, 0], mask=(i0 + 2 * t - 2 * u < 29))" in new
+    assert any("ends before it starts" in f and "'t': 15, 'u': 0" in f for f in findings), findings
+
+
+def test_access_in_loops_too_long_to_check_every_iteration_stays_as_written():
+    new, findings, _, _ = migrate("""
+        @nki.jit
+        def k(a):
+            i_p = nl.arange(128)[:, None]
+            for t in nl.affine_range(128):
+                for u in nl.affine_range(64):
+                    x = nl.load(a[t * 128 + i_p, u])
+        """, shapes={"a": (16384, 64)})
+    assert "x = nl.load(a[t * 128 + i_p, u])" in new
+    assert any("more than 4,096 iterations" in f for f in findings), findings
