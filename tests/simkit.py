@@ -9,6 +9,7 @@ import egraph_tiles.ir  # noqa: F401
 from egraph_tiles.ir import TensorType
 from egraph_tiles.sim import outputs_equal, run_hardware, run_ideal
 from egraph_tiles.sim.semantics import np_dtype
+from egraph_tiles.sim.soundness import unsound_because
 from dslkit import kernel  # noqa: F401  (re-exported: the sim tests' kernel text)
 
 
@@ -43,3 +44,17 @@ def agree(text: str, scalars: dict[str, int] | None = None) -> dict[str, np.ndar
     ideal, hw = both(text, scalars)
     assert outputs_equal(ideal, hw), (ideal, hw)
     return ideal
+
+
+def assert_optimized_matches_ideal(p: et.ir.Program, ins: dict[str, np.ndarray],
+                                   scalars: dict[str, int]) -> None:
+    """The soundness property for one drawn case: ``hardware(optimize(p)) == ideal(p)`` with no
+    fault; the program (and on failure the optimized one) is noted for hypothesis' report."""
+    from hypothesis import note
+
+    note("program:\n" + et.print_program(p))
+    note(f"scalars: {scalars}")
+    why = unsound_because(et.optimize, p, ins, scalars)
+    if why is not None:
+        note("optimized:\n" + et.print_program(et.optimize(p)))
+    assert why is None, why

@@ -7,13 +7,12 @@ general random-program strategy rarely builds this shape, so it gets a generator
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import egraph_tiles as et
-from egraph_tiles.sim.soundness import unsound_because
 from dslkit import kernel
-from simkit import inputs_for
+from simkit import assert_optimized_matches_ideal, inputs_for
 
 PARAMS = ("x: pl.Tensor[[16, 64], pl.FP32], r: pl.Scalar[pl.INDEX], "
           "out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
@@ -49,22 +48,15 @@ def copy_view_cases(draw):
     return p, inputs_for(p, draw(st.integers(0, 2**16))), {"r": cr}
 
 
-def _judge(p, ins, scalars) -> None:
-    note("program:\n" + et.print_program(p))
-    why = unsound_because(et.optimize, p, ins, scalars)
-    if why is not None:
-        note("optimized:\n" + et.print_program(et.optimize(p)))
-    assert why is None, why
-
 
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(copy_view_cases())
 def test_reading_the_parent_copy_matches_ideal_on_hardware(case) -> None:
-    _judge(*case)
+    assert_optimized_matches_ideal(*case)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(copy_view_cases())
 def test_reading_the_parent_copy_matches_ideal_on_hardware_smoke(case) -> None:
-    _judge(*case)
+    assert_optimized_matches_ideal(*case)

@@ -7,13 +7,13 @@ copy reads stale data and the property finds a kernel showing it."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, find, given, note, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 import egraph_tiles as et
 from egraph_tiles.egraph import loops
 from egraph_tiles.sim.soundness import unsound_because
-from simkit import inputs_for
+from simkit import assert_optimized_matches_ideal, inputs_for
 from strategies import LOOP_OFFSETS, LOOP_WRITES, loop_window_texts
 
 
@@ -27,25 +27,17 @@ def loop_cases(draw):
     return p, ins, scalars
 
 
-def _judge(p, ins, scalars) -> None:
-    note("program:\n" + et.print_program(p))
-    note(f"scalars: {scalars}")
-    why = unsound_because(et.optimize, p, ins, scalars)
-    if why is not None:
-        note("optimized:\n" + et.print_program(et.optimize(p)))
-    assert why is None, why
-
 
 @pytest.mark.slow
 @given(loop_cases())
 def test_optimized_loop_kernels_match_ideal_on_hardware(case) -> None:
-    _judge(*case)
+    assert_optimized_matches_ideal(*case)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(loop_cases())
 def test_optimized_loop_kernels_match_ideal_on_hardware_smoke(case) -> None:
-    _judge(*case)
+    assert_optimized_matches_ideal(*case)
 
 
 def test_the_loop_strategy_draws_every_shape() -> None:
