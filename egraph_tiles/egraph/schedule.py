@@ -11,6 +11,8 @@ contain *fewer* views, and the safe forms (copies) exist before phase 2 starts.
 from __future__ import annotations
 
 import functools
+import os
+import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -163,22 +165,52 @@ def load(eg: eb.EGraph, commands: list[str]) -> None:
 
 
 def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "load") -> None:
-    """Bulk-load table rows with ``input`` (a temporary TSV per table; thousands of single
+    """Bulk-load table rows with ``input`` (one TSV text per table; thousands of single
     commands would each be compiled as a rule), then run ``ruleset`` once (the engine's
     ``load``, which the Acc-window check's own e-graph shares)."""
-    import os
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="egraph_tiles_") as d:
-        cmds = []
-        for table in sorted(rows):
-            path = os.path.join(d, f"{table}.tsv")
-            with open(path, "w", encoding="utf-8") as f:
-                f.writelines(["\t".join(map(str, r)) + "\n" for r in rows[table]])
-            cmds.append(eb.Input(SPAN, table, path))
-        if cmds:
-            eg.run_program(*cmds)
+    tables = sorted(t for t, r in rows.items() if r)
+    if tables:
+        with _tsv_paths([(t, _tsv(rows[t])) for t in tables]) as paths:
+            eg.run_program(*[eb.Input(SPAN, t, path) for t, path in zip(tables, paths)])
     eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset, None))))
+
+
+def _tsv(rows: list[tuple]) -> bytes:
+    """``rows`` as TSV text (one ``%s`` template per table: every row of a table has its
+    arity; ``%s`` formats like ``str``)."""
+    line = "\t".join(["%s"] * len(rows[0])) + "\n"
+    return "".join([line % r for r in rows]).encode()
+
+
+@contextmanager
+def _tsv_paths(texts: list[tuple[str, bytes]]) -> Iterator[list[str]]:
+    """A path from which egglog's ``input`` reads each text, valid inside the ``with``.  On
+    Linux an anonymous in-memory file per text (``memfd``, read through ``/proc/self/fd``):
+    no directory to create and remove per call, which cost more than a 1,000-statement
+    function's formatting (issue 13); elsewhere files in a temporary directory."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fds: list[int] = []
+        try:
+            for table, text in texts:
+                fds.append(os.memfd_create(table))
+                _write_all(fds[-1], text)
+            yield [f"/proc/self/fd/{fd}" for fd in fds]
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return
+    with tempfile.TemporaryDirectory(prefix="egraph_tiles_") as d:
+        paths = [os.path.join(d, f"{table}.tsv") for table, _ in texts]
+        for path, (_, text) in zip(paths, texts):
+            with open(path, "wb") as f:
+                f.write(text)
+        yield paths
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def size(eg: eb.EGraph) -> int:
