@@ -14,9 +14,9 @@ Everything here is read from the program and its memory effects; nothing is deci
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from fractions import Fraction
+from bisect import bisect_right
 from itertools import accumulate
 
 from ..rules.hoist import MILLI
@@ -61,11 +61,13 @@ def trips(loop: Stmt, model: CostModel) -> int:
 _SIMPLE = (AssignStmt, EvalStmt)
 
 
-def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, Fraction]:
-    """Executions of every statement of ``body`` (nested ones included) per call."""
-    out: dict[Stmt, Fraction] = {}
+def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, int | Fraction]:
+    """Executions of every statement of ``body`` (nested ones included) per call: exact, an int
+    unless an ``if`` arm's probability leaves a fraction (ints keep the arithmetic cheap)."""
+    out: dict[Stmt, int | Fraction] = {}
+    arm = Fraction(model.if_probability)
 
-    def visit(stmts: list[Stmt], w: Fraction) -> None:
+    def visit(stmts: list[Stmt], w: int | Fraction) -> None:
         for s in stmts:
             out[s] = w
             if type(s) in _SIMPLE:
@@ -74,17 +76,14 @@ def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, Fraction
             if isinstance(s, (ForStmt, WhileStmt)):
                 inner = w * trips(s, model)
             elif isinstance(s, IfStmt):
-                inner = w * Fraction(model.if_probability)
+                inner = w * arm
+            if type(inner) is Fraction and inner.denominator == 1:
+                inner = inner.numerator
             for b in child_bodies(s):
                 visit(b, inner)
 
-    visit(body, Fraction(1))
+    visit(body, 1)
     return out
-
-
-@functools.lru_cache(maxsize=None)
-def milli(w: Fraction) -> int:
-    return round(w * MILLI)
 
 
 def copy_memory(site: UseSite) -> str | None:
@@ -123,19 +122,29 @@ class _Facts:
         self.weight = statement_weights(fn.body, model)
         self.out = HoistFacts()
         self.sym_key = {k: key for k, key in enc.rows.get("IdxSymRow", ())}
+        self._milli: dict[Stmt, int] = {}
+        self._const_offsets: dict[Window, bool] = {}
 
     def row(self, table: str, *values: object) -> None:
         self.out.rows.setdefault(table, []).append(values)
 
-    def use_weight(self, site: UseSite, mem: str) -> Fraction:
-        """Executions of the copy at its usual place: the slice's definition for a Vec copy
-        nothing writes the source before (the decoder's rule), else right before the consumer."""
+    def milli(self, s: Stmt) -> int:
+        """The executions of ``s`` in thousandths (the integer weights of the rows)."""
+        m = self._milli.get(s)
+        if m is None:
+            m = self._milli[s] = round(self.weight[s] * MILLI)
+        return m
+
+    def copy_place(self, site: UseSite, mem: str) -> Stmt:
+        """Where the use's copy usually goes (its executions are the copy's): the slice's
+        definition for a Vec copy nothing writes the source before (the decoder's rule), else
+        right before the consumer."""
         w = site.window
         if mem == "Vec":
             p = self.fx.point(w.stmt)
             if not self.fx.written_before_use(w.root.src, p.pos, p.loops, site.stmt):
-                return self.weight[w.stmt]
-        return self.weight[site.stmt]
+                return w.stmt
+        return site.stmt
 
     @staticmethod
     def plain_read(site: UseSite) -> bool:
@@ -151,17 +160,24 @@ class _Facts:
         return isinstance(i, int) and (eff.of != i or eff.storage not in (Storage.VIEW,
                                                                           Storage.WRITES))
 
+    def const_offsets(self, w: Window) -> bool:
+        """Whether every slice of ``w``'s chain has constant offsets: then the window is
+        certainly inside its source (the verifier checks constant offsets)."""
+        ok = self._const_offsets.get(w)
+        if ok is None:
+            ok = True
+            for x in w.chain():
+                call = x.stmt.value
+                assert isinstance(call, Call) and isinstance(call.args[2], ListExpr)
+                ok = ok and all(const_int(e) is not None for e in call.args[2].items)
+            self._const_offsets[w] = ok
+        return ok
+
     def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
         """A copy before ``loop`` reads the window even when the use would not run; allowed when
-        the window is certainly inside its source (constant offsets, checked by the verifier),
-        or the use runs on every iteration (no ``if``, ``break`` or ``continue`` before it) of a
-        loop that runs."""
-        consts = True
-        for x in site.window.chain():
-            call = x.stmt.value
-            assert isinstance(call, Call) and isinstance(call.args[2], ListExpr)
-            consts = consts and all(const_int(e) is not None for e in call.args[2].items)
-        if consts:
+        the window is certainly inside its source (constant offsets), or the use runs on every
+        iteration (no ``if``, ``break`` or ``continue`` before it) of a loop that runs."""
+        if self.const_offsets(site.window):
             return True
         n = Effects.trip_count(loop)
         if n is None or n < 1:
@@ -191,40 +207,53 @@ class _Facts:
                 todo.extend(free_vars(d))
         return seen
 
-    def live_profile(self, mems: set[str]) -> dict[str, list[int]]:
-        """Per memory space, the bytes of storage live at each program point: a storage class
-        is live from just after its first definition through its last read (each class once,
-        sized by its representative's type; symbolic shapes are not counted).  A loop's entry
-        point sees what is live across it."""
+    def live_bytes(self, mems: set[str], points: list[int]) -> dict[str, dict[int, int]]:
+        """Per memory space, the bytes of storage live at each of ``points`` (program points): a
+        storage class is live from just after its first definition through its last read (each
+        class once, sized by its representative's type; symbolic shapes are not counted).  A
+        loop's entry point sees what is live across it."""
         fx = self.fx
-        n = len(fx.stmts) + 1
         storage = fx.storage
+        qs = sorted(points)
+        # only a class defined before the last point and read at or after the first can be live
+        # at one of them: later definitions and earlier reads are not looked at
         first: dict[Var, int] = {}
-        last: dict[Var, int] = {}
         for v, (pos, _path) in fx.defs.items():
-            r = storage(v)
-            lo = first.get(r)
-            if lo is None or pos < lo:
-                first[r] = pos
-        for pos in range(1, len(fx.stmts)):  # (increasing: the last read is the latest pos)
-            s = fx.stmts[pos]
+            if pos < qs[-1]:
+                r = storage(v)
+                lo = first.get(r)
+                if lo is None or pos < lo:
+                    first[r] = pos
+        read: dict[Var, int] = {}  # var -> its last read (increasing: the latest pos wins)
+        stmts = fx.stmts
+        for pos in range(qs[0], len(stmts)):
+            s = stmts[pos]
             kind = type(s)
             for e in ((s.value,) if kind is AssignStmt else (s.call,) if kind is EvalStmt  # type: ignore[union-attr]
                       else stmt_exprs(s)):  # type: ignore[arg-type]
                 # a tile is always a direct operand (of a call, alias, yield or initializer)
                 if type(e) is VarRef:
-                    last[storage(e.var)] = pos  # type: ignore[attr-defined]
+                    read[e.var] = pos  # type: ignore[attr-defined]
                 elif type(e) is Call:
                     for a in e.args:  # type: ignore[attr-defined]
                         if type(a) is VarRef:
-                            last[storage(a.var)] = pos  # type: ignore[attr-defined]
+                            read[a.var] = pos  # type: ignore[attr-defined]
                     for _, a in e.kwargs:  # type: ignore[attr-defined]
                         if type(a) is VarRef:
-                            last[storage(a.var)] = pos  # type: ignore[attr-defined]
+                            read[a.var] = pos  # type: ignore[attr-defined]
+        last: dict[Var, int] = {}
+        for v, pos in read.items():
+            r = storage(v)
+            if pos > last.get(r, 0):
+                last[r] = pos
+        # per memory space, the change of the live bytes at each point (by index in ``qs``)
         diff: dict[str, list[int]] = {}
         for r, hi in last.items():
             lo = first.get(r)
-            if lo is None or hi <= lo:
+            if lo is None:
+                continue
+            i, j = bisect_right(qs, lo), bisect_right(qs, hi)  # qs[i:j]: the points in (lo, hi]
+            if i >= j:
                 continue
             t = r.type
             if not isinstance(t, TileType) or t.memory is None:
@@ -236,40 +265,40 @@ class _Facts:
             if dims is None:
                 continue
             d = diff.get(mem)
-            if d is None:  # (not ``setdefault``: it would build an n-long list per class)
-                d = diff[mem] = [0] * (n + 1)
+            if d is None:
+                d = diff[mem] = [0] * (len(qs) + 1)
             nbytes = copy_bytes(dims, t.dtype)
-            d[lo + 1] += nbytes
-            d[hi + 1] -= nbytes
-        return {mem: list(accumulate(d)) for mem, d in diff.items()}
+            d[i] += nbytes
+            d[j] -= nbytes
+        return {mem: dict(zip(qs, accumulate(d))) for mem, d in diff.items()}
 
     def run(self) -> HoistFacts:
-        fx, enc = self.fx, self.enc
+        fx, enc, weight = self.fx, self.enc, self.weight
+        hoist = self.model.hoist
         loops: dict[int, Stmt] = {}
-        cands: dict[tuple[int, str], dict[Window, Fraction]] = {}  # (nest, mem) -> benefit
+        cands: dict[tuple[int, str], dict[Window, int | Fraction]] = {}  # (nest, mem) -> benefit
         in_loop: dict[Window, set[int]] = {}
         for site in enc.uses:
             mem = copy_memory(site)
             if mem is None:
                 continue
-            uw = self.use_weight(site, mem)
-            self.row("UseWeightRow", site.key, milli(uw))
+            place = self.copy_place(site, mem)
+            self.row("UseWeightRow", site.key, self.milli(place))
             encl = fx.point(site.stmt).loops
-            if not self.model.hoist or not encl or not self.plain_read(site):
+            if not hoist or not encl or not self.plain_read(site):
                 continue
-            nest = encl[0]
-            for lpos in encl:
-                loop = fx.stmt_at(lpos)
-                if not self.speculation_safe(site, loop):
-                    continue
-                loops[lpos] = loop
+            safe = [lpos for lpos in encl if self.speculation_safe(site, fx.stmt_at(lpos))]
+            for lpos in safe:
+                loops[lpos] = fx.stmt_at(lpos)
                 self.row("UseLoopRow", site.key, lpos)
                 in_loop.setdefault(site.window, set()).add(lpos)
-                gain = (uw - self.weight[fx.stmt_at(nest)]) * window_bytes(site.window)
+            if safe:
+                nest = encl[0]
+                gain = (weight[place] - weight[fx.stmt_at(nest)]) * window_bytes(site.window)
                 by = cands.setdefault((nest, mem), {})
-                by[site.window] = max(by.get(site.window, Fraction(0)), gain)
+                by[site.window] = max(by.get(site.window, 0), gain)
         for lpos, loop in loops.items():
-            self.row("LoopWeightRow", lpos, milli(self.weight[loop]))
+            self.row("LoopWeightRow", lpos, self.milli(loop))
         # per candidate loop: the stability of the root base of each window used in it, and
         # the invariance of each symbol its offsets may read (through scalar definitions too)
         windows_in: dict[int, set[Window]] = {}
@@ -292,11 +321,13 @@ class _Facts:
                     self.row("SymStableRow", k, lpos)
         # capacity: per loop nest and memory space, admit copies by benefit while they fit next
         # to the tiles live across every loop of the nest
-        profile = self.live_profile({mem for _, mem in cands}) if cands else {}
-        nest_of = {lp: (fx.point(loop).loops or (lp,))[0] for lp, loop in loops.items()}
+        profile = self.live_bytes({mem for _, mem in cands}, list(loops)) if cands else {}
+        nest_loops: dict[int, list[int]] = {}
+        for lp, loop in loops.items():
+            nest_loops.setdefault((fx.point(loop).loops or (lp,))[0], []).append(lp)
         for (nest, mem), by in cands.items():
-            nest_loops = [lp for lp, n in nest_of.items() if n == nest]
-            live = max(profile[mem][lp] if mem in profile else 0 for lp in nest_loops)
+            at = profile.get(mem, {})
+            live = max(at.get(lp, 0) for lp in nest_loops[nest])
             cap = self.model.capacity.get(mem)
             used = live
             for w in sorted(by, key=lambda x: (-by[x], x.key)):
@@ -354,5 +385,5 @@ def annotate_report(rows: list, decisions: list, facts: HoistFacts, fn: Function
                 break
 
 
-def _show(w: Fraction) -> str:
+def _show(w: int | Fraction) -> str:
     return str(w.numerator) if w.denominator == 1 else f"{float(w):g}"
