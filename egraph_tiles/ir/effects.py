@@ -100,7 +100,9 @@ class Share(Enum):
     IF_RESULT = "if_result"  # result ``index`` <- an arm's yield value ``index``
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+#: (Edge and Write are not ``frozen``: a frozen dataclass's constructor costs three times as much,
+#: one per statement or more; nothing assigns their fields after construction, issue 13)
+@dataclass(eq=False, slots=True)
 class Edge:
     kind: Share
     dst: Var
@@ -109,7 +111,7 @@ class Edge:
     index: int = 0
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@dataclass(eq=False, slots=True)
 class Write:
     """Operand ``index`` of ``stmt``'s call (``op``) may be written: ``var``'s storage."""
 
@@ -239,46 +241,62 @@ class Effects:
         return any(not w.opaque and isinstance(w.var.type, TileType) for w in self.writes)
 
 
+#: a Point without NamedTuple's keyword-argument constructor (one per statement, issue 13)
+_new_point = tuple.__new__
+#: :meth:`_Builder.op_info` of an op that neither writes an operand nor views one
+_INERT = (False, None, None)
+
+
 class _Builder:
     def __init__(self) -> None:
         self.fx = Effects()
         self._blocks = 0
+        #: op name -> :meth:`op_info`, read once per op name rather than once per call (issue 13)
+        self._ops: dict[str, tuple[bool, int | None, Share | None]] = {}
 
     def body(self, stmts: list[Stmt], path: tuple[int, ...], loops: tuple[int, ...]) -> None:
+        fx = self.fx
+        order, points, defs, known = fx.stmts, fx.points, fx.defs, self._ops
         for s in stmts:
-            self.stmt(s, path, loops)
+            kind = type(s)
+            if kind is AssignStmt or kind is not EvalStmt and isinstance(s, AssignStmt):
+                # the common case first (exact type), inline
+                order.append(s)
+                p = len(order) - 1
+                points[s] = _new_point(Point, (p, p, path, loops))
+                target = s.target  # type: ignore[attr-defined]
+                defs[target] = (p, path)
+                v = s.value  # type: ignore[attr-defined]
+                if type(v) is Call:
+                    info = known.get(v.op) or self.op_info(v.op)
+                    if info is not _INERT:  # (most calls: a fresh result, no write)
+                        self.call(s, p, v, target, info)
+                elif type(v) is VarRef:
+                    fx.edges.append(Edge(Share.ALIAS, target, v.var, s))  # type: ignore[attr-defined]
+            elif isinstance(s, EvalStmt):
+                order.append(s)
+                p = len(order) - 1
+                points[s] = _new_point(Point, (p, p, path, loops))
+                self.call(s, p, s.call, None, self.op_info(s.call.op))
+            else:
+                self.compound(s, path, loops)
 
-    def stmt(self, s: Stmt, path: tuple[int, ...], loops: tuple[int, ...]) -> None:
+    def compound(self, s: Stmt, path: tuple[int, ...], loops: tuple[int, ...]) -> None:
+        """A statement other than an assignment or a bare call: its point covers its body."""
         fx = self.fx
         fx.stmts.append(s)
         p = len(fx.stmts) - 1
-        kind = type(s)
-        if kind is AssignStmt or kind is EvalStmt:  # the common case, without the compound checks
-            fx.points[s] = Point(p, p, path, loops)
-            if kind is EvalStmt:
-                self.call(s, p, s.call)  # type: ignore[attr-defined]
-                return
-            fx.defs[s.target] = (p, path)  # type: ignore[attr-defined]
-            v = s.value  # type: ignore[attr-defined]
-            if isinstance(v, Call):
-                self.call(s, p, v)
-            elif isinstance(v, VarRef):
-                self.edge(Share.ALIAS, s.target, v.var, s)  # type: ignore[attr-defined]
+        bodies = child_bodies(s)
+        if not bodies:  # a yield, a return, ...: no body, nothing defined, no call
+            fx.points[s] = _new_point(Point, (p, p, path, loops))
             return
         inner = loops + ((p,) if isinstance(s, (ForStmt, WhileStmt)) else ())
         paths = []
-        if isinstance(s, AssignStmt):
-            fx.defs[s.target] = (p, path)
-        call = call_of(s)
-        if call is not None:
-            self.call(s, p, call)
-        elif isinstance(s, AssignStmt) and isinstance(s.value, VarRef):
-            self.edge(Share.ALIAS, s.target, s.value.var, s)
         if isinstance(s, (ForStmt, WhileStmt)):
             for i, (ia, init) in enumerate(zip(s.iter_args, s.init_values)):
                 if isinstance(init, VarRef):
                     self.edge(Share.LOOP_INIT, ia, init.var, s, i)
-        for b in child_bodies(s):
+        for b in bodies:
             self._blocks += 1
             paths.append(path + (self._blocks,))
             self.body(b, paths[-1], inner)
@@ -306,24 +324,49 @@ class _Builder:
             for v in s.return_vars:
                 fx.defs[v] = (end, path)
 
-    def call(self, s: Stmt, p: int, call: Call) -> None:
-        target = s.target if isinstance(s, AssignStmt) else None
-        eff = op_effect(call.op)
-        if eff is None:
+    def op_info(self, op: str) -> tuple[bool, int | None, Share | None]:
+        """What a call of ``op`` does to memory, from :func:`op_effect`: whether it is opaque
+        (may write every tile operand); else the operand ``of`` it writes into (share
+        ``WRITEBACK``) or its result is a view of (``SLICE`` / ``VIEW``); :data:`_INERT` for an
+        op with a fresh result (or a scalar) that writes nothing."""
+        info = self._ops.get(op)
+        if info is None:
+            eff = op_effect(op)
+            if eff is None:
+                info = (True, None, None)
+            elif eff.of is not None and eff.storage is ops.Storage.WRITES:
+                info = (False, eff.of, Share.WRITEBACK)
+            elif eff.of is not None and eff.storage is ops.Storage.VIEW:
+                info = (False, eff.of, Share.SLICE if op == "tile.slice" else Share.VIEW)
+            else:
+                info = _INERT
+            self._ops[op] = info
+        return info
+
+    def call(self, s: Stmt, p: int, call: Call, target: Var | None,
+             info: tuple[bool, int | None, Share | None]) -> None:
+        """The writes and storage edge of ``call`` (``info``: :meth:`op_info`), evaluated by
+        ``s`` (assigned to ``target``)."""
+        opaque, of, share = info
+        if opaque:
             for k, a in call_operands(call):
                 if isinstance(a, VarRef) and isinstance(a.var.type, TileType):
                     self.write(s, p, a.var, call.op, k, True)
             return
-        v = operand(call, eff.of) if eff.of is not None else None
+        if of is None:
+            return
+        args = call.args
+        if of < len(args):  # (the usual case: the operand passed positionally)
+            a = args[of]
+            v = a.var if type(a) is VarRef else None  # type: ignore[attr-defined]
+        else:
+            v = operand(call, of)
         if v is None:
             return
-        if eff.storage is ops.Storage.WRITES:
-            self.write(s, p, v, call.op, eff.of, False)
-            if target is not None:
-                self.edge(Share.WRITEBACK, target, v, s, eff.of)
-        elif eff.storage is ops.Storage.VIEW and target is not None:
-            kind = Share.SLICE if call.op == "tile.slice" else Share.VIEW
-            self.edge(kind, target, v, s, eff.of)
+        if share is Share.WRITEBACK:
+            self.write(s, p, v, call.op, of, False)
+        if target is not None:
+            self.fx.edges.append(Edge(share, target, v, s, of))  # type: ignore[arg-type]
 
     def edge(self, kind: Share, dst: Var, src: Var, s: Stmt, index: int = 0) -> None:
         self.fx.edges.append(Edge(kind, dst, src, s, index))
@@ -333,10 +376,15 @@ class _Builder:
 
     def finish(self) -> Effects:
         fx = self.fx
-        for e in fx.edges:
-            a, b = fx.storage(e.dst), fx.storage(e.src)
+        parent, find = fx._parent, fx.storage
+        for e in fx.edges:  # (find called only on a variable already in a class of several)
+            a, b = e.dst, e.src
+            if a in parent:
+                a = find(a)
+            if b in parent:
+                b = find(b)
             if a is not b:
-                fx._parent[a] = b
+                parent[a] = b
         for w in fx.writes:
             fx._write_points.setdefault(fx.storage(w.var), []).append(w.point)
         for pts in fx._write_points.values():
