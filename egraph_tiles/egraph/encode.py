@@ -19,7 +19,8 @@ from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program
 from ..ir.types import ScalarType, TileType
 from .calls import callee_name, param_uses, returned_param
 
-_IDX_OPS = {"+": "Add", "-": "Sub", "*": "Mul"}
+#: the index operators with a term of their own, and its row table
+_IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 
 
 @dataclass(eq=False, slots=True)
@@ -188,13 +189,26 @@ class Encoder(StmtVisitor):
         self._raw: dict[Var, tuple[int, AssignStmt]] = {}
         #: the same, also through views of such a slice (set_validshape, ...): vector-op checks
         self._raw_view: dict[Var, tuple[int, AssignStmt]] = {}
+        #: op name -> :meth:`call_kind`; (op, operand) -> :meth:`callee_uses`; op name ->
+        #: :meth:`returned_param` (issue 13: read once per op, not once per call)
+        self._kinds: dict[str, tuple[bool, bool, bool]] = {}
+        self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
+        self._returned: dict[str, int | None] = {}
 
     def fresh(self, prefix: str) -> str:
         self._n += 1
         return f"{prefix}{self._n}"
 
+    def number(self) -> int:
+        """The next term number (:meth:`fresh` without a key)."""
+        self._n += 1
+        return self._n
+
     def row(self, table: str, *values: object) -> None:
-        self.enc.rows.setdefault(table, []).append(values)
+        rows = self.enc.rows.get(table)
+        if rows is None:
+            rows = self.enc.rows[table] = []
+        rows.append(values)
 
     # ------------------------------------------------------------------ scalars
     def scalar_sym(self, var: Var) -> int:
@@ -209,21 +223,22 @@ class Encoder(StmtVisitor):
 
     def idx(self, e: Expr) -> int:
         """The number ``k`` of the ``(NI k)`` index term of ``e``."""
-        c = const_int(e) if not isinstance(e, BinOp) else None
-        if isinstance(e, Const) and c is not None:
-            k = self._lit.get(c)
-            if k is None:
-                self.fresh("")
-                k = self._lit[c] = self._n
-                self.row("IdxLitRow", k, c)
+        t = type(e)
+        if t is Const:
+            c = e.value if type(e.value) is int else const_int(e)  # type: ignore[attr-defined]
+            if c is not None:
+                k = self._lit.get(c)
+                if k is None:
+                    k = self._lit[c] = self.number()
+                    self.row("IdxLitRow", k, c)
+                return k
+        elif t is VarRef:
+            return self.scalar_sym(e.var)  # type: ignore[attr-defined]
+        elif t is BinOp and e.op in _IDX_ROWS:  # type: ignore[attr-defined]
+            a, b = self.idx(e.lhs), self.idx(e.rhs)  # type: ignore[attr-defined]
+            k = self.number()
+            self.row(_IDX_ROWS[e.op], k, a, b)  # type: ignore[attr-defined]
             return k
-        if isinstance(e, VarRef):
-            return self.scalar_sym(e.var)
-        if isinstance(e, BinOp) and e.op in _IDX_OPS:
-            a, b = self.idx(e.lhs), self.idx(e.rhs)
-            self.fresh("")
-            self.row(f"Idx{_IDX_OPS[e.op]}Row", self._n, a, b)
-            return self._n
         # anything else (floor division, modulo, negation, calls) is an opaque symbol
         name = self.fresh("o")
         self.enc.syms[name] = e
@@ -270,8 +285,7 @@ class Encoder(StmtVisitor):
         assert rows is not None and cols is not None
         base = self.tile(src_ref.var)
         r, c = self.idx(off.items[0]), self.idx(off.items[1])
-        self.fresh("w")
-        name = self._n
+        name = self.number()
         self.row("WinRow", name, base, r, c, rows, cols)
         w = Window(name, stmt.target, stmt, src_ref.var, rows, cols,
                    self.enc.window_of.get(src_ref.var), (off.items[0], off.items[1]), (r, c))
@@ -284,8 +298,7 @@ class Encoder(StmtVisitor):
         """State a valid_shape / drop_dims slice for ``rules.checks``: a ``Win`` term when its
         shape is two constant dims and its offset two indices (otherwise a bare tile number,
         about which nothing can be proven).  The slice's own value stays a leaf."""
-        self.fresh("v")
-        k = self._n
+        k = self.number()
         dims = [const_int(d) for d in shape.items]
         if len(dims) == 2 and None not in dims and len(off.items) == 2:
             base = self.tile(src)
@@ -310,40 +323,49 @@ class Encoder(StmtVisitor):
         w = self.enc.window_of.get(e.var)
         if w is None:
             return
-        self.fresh("u")
-        name = self._n
+        name = self.number()
         self.row("UseRow", name, self.enc.tile_of[e.var], ctx)
         site = UseSite(name, stmt, slot, e.var, w, ctx)
         self.enc.uses.append(site)
         self.enc.roots.append((("R", name), site))
 
-    def watched(self, e: Expr) -> bool:
-        """Whether :meth:`use` has anything to state about operand ``e``: a window, or a
-        valid_shape / drop_dims slice (or a view of one)."""
-        return type(e) is VarRef and (e.var in self.enc.window_of  # type: ignore[attr-defined]
-                                      or e.var in self._raw_view)  # type: ignore[attr-defined]
+    def call_kind(self, op: str) -> tuple[bool, bool, bool]:
+        """Whether a call of ``op`` calls a program function; whether its operands are checked
+        as vector uses (a VECTOR-family op, or one the registry cannot classify); whether the
+        registry cannot classify it.  Read once per op name (issue 13)."""
+        kind = self._kinds.get(op)
+        if kind is None:
+            d = ops.lookup(op)
+            unclassified = not ops.classified(op)
+            kind = self._kinds[op] = (
+                self.program is not None and callee_name(op) is not None,
+                d is not None and d.family is ops.Family.VECTOR or unclassified, unclassified)
+        return kind
 
     def call_uses(self, stmt: Stmt, call: Call) -> None:
-        op = ops.lookup(call.op)
+        # the operands :meth:`use` has anything to state about: a window, or a valid_shape /
+        # drop_dims slice (or a view of one)
+        window_of, raw_view = self.enc.window_of, self._raw_view
         for i, a in enumerate(call.args):
-            if self.watched(a):
+            if type(a) is VarRef and (a.var in window_of or a.var in raw_view):
                 self.use(stmt, ("arg", i), a, self.context(call.op, i))
         for k, v in call.kwargs:
-            if not self.watched(v):
-                continue
-            idx = operand_index(call, k)
-            self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
-                                                         else None))
-        if self.is_program_call(call.op):
+            if type(v) is VarRef and (v.var in window_of or v.var in raw_view):
+                idx = operand_index(call, k)
+                self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
+                                                             else None))
+        program_call, vector, unclassified = self.call_kind(call.op)
+        if program_call:
             self.raw_call_uses(stmt, call)
             self.call_writes(stmt, call)
-        elif op is not None and op.family is ops.Family.VECTOR or not ops.classified(call.op):
+        elif vector and raw_view:  # (both state only operands that are such slices)
             # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
             self.raw_vec_uses(stmt, call)
-            if not ops.classified(call.op):
+            if unclassified:
                 # ... and may materialize it as a col_expand op does (issue 15)
                 self.raw_colx_uses(stmt, call)
-        self.effects(stmt)
+        if stmt in self._writes or stmt in self._edges:
+            self.effects(stmt)
 
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
         """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
@@ -374,13 +396,23 @@ class Encoder(StmtVisitor):
 
     # ------------------------------------------------------------------ program functions
     def is_program_call(self, op: str) -> bool:
-        return self.program is not None and callee_name(op) is not None
+        return self.call_kind(op)[0]
 
     def callee_uses(self, op: str, k: int | str) -> frozenset[str]:
-        """What the program function ``op`` does with operand ``k`` (egraph.calls)."""
+        """What the program function ``op`` does with operand ``k`` (egraph.calls; summarized
+        once per operand, not once per call)."""
         if self.program is None or not isinstance(k, int):
             return frozenset({"opaque"})
-        return param_uses(self.program, op, k)
+        uses = self._callee.get((op, k))
+        if uses is None:
+            uses = self._callee[op, k] = param_uses(self.program, op, k)
+        return uses
+
+    def returned_param(self, op: str) -> int | None:
+        """The parameter the program function ``op`` returns (egraph.calls; once per op)."""
+        if op not in self._returned:
+            self._returned[op] = returned_param(self.program, op)  # type: ignore[arg-type]
+        return self._returned[op]
 
     def context(self, op: str, index: int | None) -> ops.Role | None:
         """The use context of an operand.  For a program function, what it does with the tile
@@ -493,41 +525,48 @@ class Encoder(StmtVisitor):
         for i, v in enumerate(s.values):
             self.use(s, ("yield", i), v, ops.Role.ORD)
 
+    def visit_body(self, body: list[Stmt]) -> None:
+        visit_assign = self.visit_AssignStmt
+        for s in body:
+            if type(s) is AssignStmt:  # the common case, without the visitor's dispatch
+                visit_assign(s)
+            else:
+                self.visit(s)
+
     def visit_AssignStmt(self, s: AssignStmt) -> None:
         v = s.value
-        t = s.target.type
-        if isinstance(v, Call):
-            if is_canonical_slice(v):
-                self.window(s, v)
+        if type(v) is Call:
+            if v.op == "tile.slice":
+                if is_canonical_slice(v):
+                    self.window(s, v)
+                    return
+                raw = raw_slice_parts(v)
+                if raw is not None:
+                    self.raw_slice(s, *raw)
                 return
             if v.op == "tile.extract" and v.args and isinstance(v.args[0], VarRef):
                 w = self.enc.window_of.get(v.args[0].var)
                 if w is not None and len(v.args) >= 3:
                     i, j = self.idx(v.args[1]), self.idx(v.args[2])
-                    self.fresh("e")
-                    name = self._n
+                    name = self.number()
                     self.row("ExtRow", name, self.enc.tile_of[v.args[0].var], i, j)
                     site = ExtSite(name, s, w)
                     self.enc.exts.append(site)
                     self.enc.roots.append((("R", name), site))
                 return
-            raw = raw_slice_parts(v)
-            if raw is not None:
-                self.raw_slice(s, *raw)
-            if v.op != "tile.slice":
-                self.call_uses(s, v)
-                k = returned_param(self.program, v.op) if self.is_program_call(v.op) else None
-                a = operand(v, k) if k is not None else None
-                if a is not None and isinstance(a.type, TileType):
-                    # the function returns its parameter k: the result is the argument's tile
-                    self.alias(s.target, a)
+            self.call_uses(s, v)
+            k = self.returned_param(v.op) if self.is_program_call(v.op) else None
+            a = operand(v, k) if k is not None else None
+            if a is not None and isinstance(a.type, TileType):
+                # the function returns its parameter k: the result is the argument's tile
+                self.alias(s.target, a)
             return
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
             # a plain alias names the same tile; it is also an escape of a window
             self.use(s, ("alias",), v, ops.Role.ORD)
             self.alias(s.target, v.var)
             return
-        if isinstance(t, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):
+        if isinstance(s.target.type, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):
             # a scalar SSA definition or alias: unioned with what it names
             self.enc.scalar_defs[s.target] = v
             sym = self.scalar_sym(s.target)
