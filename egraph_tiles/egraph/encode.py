@@ -120,25 +120,23 @@ class Encoding:
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
 
 
-def is_canonical_slice(call: Call) -> bool:
-    """A plain 3-argument ``tile.slice(src, shape, offset)`` (no valid_shape / drop_dims)."""
+def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
+    """Source, rows, columns, row offset and column offset of a plain 3-argument
+    ``tile.slice(src, shape, offset)`` (no valid_shape / drop_dims) with a constant 2-d shape
+    and a 2-d offset; None for any other call."""
     if call.op != "tile.slice" or len(call.args) != 3 or call.kwargs:
-        return False
+        return None
     src, shape, off = call.args
     if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)):
-        return False
+        return None
     if not (isinstance(shape, ListExpr) and isinstance(off, ListExpr)):
-        return False
+        return None
     if len(shape.items) != 2 or len(off.items) != 2:
-        return False
-    return all(const_int(d) is not None for d in shape.items)
-
-
-def has_canonical_slice(fn: Function) -> bool:
-    from ..ir.stmts import walk
-
-    return any(isinstance(s, AssignStmt) and isinstance(s.value, Call)
-               and is_canonical_slice(s.value) for s in walk(fn.body))
+        return None
+    rows, cols = const_int(shape.items[0]), const_int(shape.items[1])
+    if rows is None or cols is None:
+        return None
+    return src.var, rows, cols, off.items[0], off.items[1]
 
 
 def has_slice(fn: Function) -> bool:
@@ -278,17 +276,15 @@ class Encoder(StmtVisitor):
             self.row("MemrefRow", k, self.idx(m.byte_offset))
         return k
 
-    def window(self, stmt: AssignStmt, call: Call) -> None:
-        src_ref, shape, off = call.args
-        assert isinstance(src_ref, VarRef) and isinstance(shape, ListExpr) and isinstance(off, ListExpr)
-        rows, cols = (const_int(d) for d in shape.items)
-        assert rows is not None and cols is not None
-        base = self.tile(src_ref.var)
-        r, c = self.idx(off.items[0]), self.idx(off.items[1])
+    def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
+               col_off: Expr) -> None:
+        """A canonical slice (:func:`canonical_slice`) as a ``Win`` term."""
+        base = self.tile(src)
+        r, c = self.idx(row_off), self.idx(col_off)
         name = self.number()
         self.row("WinRow", name, base, r, c, rows, cols)
-        w = Window(name, stmt.target, stmt, src_ref.var, rows, cols,
-                   self.enc.window_of.get(src_ref.var), (off.items[0], off.items[1]), (r, c))
+        w = Window(name, stmt.target, stmt, src, rows, cols, self.enc.window_of.get(src),
+                   (row_off, col_off), (r, c))
         self.enc.windows.append(w)
         self.enc.tile_of[stmt.target] = name
         self.enc.window_of[stmt.target] = w
@@ -342,7 +338,9 @@ class Encoder(StmtVisitor):
                 d is not None and d.family is ops.Family.VECTOR or unclassified, unclassified)
         return kind
 
-    def call_uses(self, stmt: Stmt, call: Call) -> None:
+    def call_uses(self, stmt: Stmt, call: Call) -> bool:
+        """State the operand uses and memory effects of ``call``; whether it calls a program
+        function."""
         # the operands :meth:`use` has anything to state about: a window, or a valid_shape /
         # drop_dims slice (or a view of one)
         window_of, raw_view = self.enc.window_of, self._raw_view
@@ -366,6 +364,7 @@ class Encoder(StmtVisitor):
                 self.raw_colx_uses(stmt, call)
         if stmt in self._writes or stmt in self._edges:
             self.effects(stmt)
+        return program_call
 
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
         """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
@@ -537,8 +536,9 @@ class Encoder(StmtVisitor):
         v = s.value
         if type(v) is Call:
             if v.op == "tile.slice":
-                if is_canonical_slice(v):
-                    self.window(s, v)
+                parts = canonical_slice(v)
+                if parts is not None:
+                    self.window(s, *parts)
                     return
                 raw = raw_slice_parts(v)
                 if raw is not None:
@@ -554,8 +554,7 @@ class Encoder(StmtVisitor):
                     self.enc.exts.append(site)
                     self.enc.roots.append((("R", name), site))
                 return
-            self.call_uses(s, v)
-            k = self.returned_param(v.op) if self.is_program_call(v.op) else None
+            k = self.returned_param(v.op) if self.call_uses(s, v) else None
             a = operand(v, k) if k is not None else None
             if a is not None and isinstance(a.type, TileType):
                 # the function returns its parameter k: the result is the argument's tile
