@@ -16,8 +16,11 @@ from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_in
 from ..ir.mutator import StmtVisitor
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
                         WhileStmt, YieldStmt)
-from ..ir.types import ScalarType, TileType
+from ..ir.types import ScalarType, TileType, Type
 from .calls import callee_name, param_uses, returned_param
+
+#: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
+_FRESH = object()
 
 #: the index operators with a term of their own, and its row table
 _IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
@@ -192,6 +195,8 @@ class Encoder(StmtVisitor):
         self._kinds: dict[str, tuple[bool, bool, bool]] = {}
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
         self._returned: dict[str, int | None] = {}
+        #: id of a type -> (the type, :meth:`leaf_facts`)
+        self._types: dict[int, tuple[Type | None, tuple]] = {}
 
     def fresh(self, prefix: str) -> str:
         self._n += 1
@@ -255,26 +260,41 @@ class Encoder(StmtVisitor):
         k = self._n
         self.enc.tile_of[var] = k
         self.enc.leaves[key] = var
-        t = var.type
-        if not isinstance(t, TileType):
-            self.row("LeafRow", k, key, "?", 0)
-            return k
-        mem = t.memory.value if t.memory is not None else "?"
-        self.row("LeafRow", k, key, mem, t.dtype.storage_bits)
-        if t.rank == 2:
-            cols = const_int(t.shape[1])
+        mem, bits, pitch, cols, start = self.leaf_facts(var.type)
+        self.row("LeafRow", k, key, mem, bits)
+        if pitch is not None:
             if cols is not None:
                 self.row("PitchRow", k, cols)
-            self.row("PitchIdxRow", k, self.idx(t.shape[1]))
-        m = t.memref
-        if m is None or m.is_sentinel:
+            self.row("PitchIdxRow", k, self.idx(pitch))
+        if start is _FRESH:
             self.row("FreshRow", k)
-        elif isinstance(m.byte_offset, int):
-            if m.byte_offset >= 0:
-                self.row("MemrefRow", k, self.idx(Const(m.byte_offset)))
-        else:
-            self.row("MemrefRow", k, self.idx(m.byte_offset))
+        elif start is not None:
+            self.row("MemrefRow", k, self.idx(start))
         return k
+
+    def leaf_facts(self, t: Type | None) -> tuple[str, int, Expr | None, int | None, object]:
+        """What a leaf of type ``t`` states: its memory (``?`` unknown), storage bits, row pitch
+        (the extent of dim 1 of a 2-d tile, and as an int when constant) and buffer start
+        (``_FRESH`` a fresh buffer, a byte-offset index expression, or None: unknown).  Read once
+        per type object: values of one shape share theirs (issue 13)."""
+        known = self._types.get(id(t))
+        if known is not None and known[0] is t:  # (the entry holds ``t``: its id is not reused)
+            return known[1]
+        if not isinstance(t, TileType):
+            facts: tuple[str, int, Expr | None, int | None, object] = ("?", 0, None, None, None)
+        else:
+            pitch = t.shape[1] if t.rank == 2 else None
+            m = t.memref
+            if m is None or m.is_sentinel:
+                start: object = _FRESH
+            elif isinstance(m.byte_offset, int):
+                start = Const(m.byte_offset) if m.byte_offset >= 0 else None
+            else:
+                start = m.byte_offset
+            facts = (t.memory.value if t.memory is not None else "?", t.dtype.storage_bits,
+                     pitch, const_int(pitch) if pitch is not None else None, start)
+        self._types[id(t)] = (t, facts)
+        return facts
 
     def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
                col_off: Expr) -> None:
