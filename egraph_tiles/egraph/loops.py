@@ -24,9 +24,9 @@ from ..ir.effects import Effects, call_of, op_effect, operand_index
 from ..ir.exprs import Call, ListExpr, Var, VarRef, const_int, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
                         WhileStmt, child_bodies, stmt_exprs)
-from ..ir.ops import Storage
+from ..ir.ops import Role, Storage
 from ..ir.target import copy_bytes
-from ..ir.types import TileType
+from ..ir.types import MemorySpace, TileType
 from .encode import Encoding, UseSite, Window
 
 #: On-chip capacities of an Ascend 910B-class AI Core (bytes): Unified Buffer (Vec) 192 KB,
@@ -86,20 +86,39 @@ def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, int | Fr
     return out
 
 
+#: (module constants: an enum member looked up on its class is slow, and this runs per use)
+_VEC_COPY, _CUBE_COPY = (Role.ORD, Role.COLX), (Role.LEFT, Role.RIGHT)
+_VEC, _MAT = MemorySpace.Vec, MemorySpace.Mat
+
+
+def milli(w: int | Fraction) -> int:
+    """Executions in thousandths (the integer weights of the rows)."""
+    return round(w * MILLI)
+
+
 def copy_memory(site: UseSite) -> str | None:
     """The memory space a copy of the use's window lands in (None: the use is never copied)."""
     t = site.window.root.src.type
-    mem = t.memory.value if isinstance(t, TileType) and t.memory is not None else None
-    if site.ctx in ("ord", "colx"):
-        return "Vec" if mem == "Vec" else None
-    if site.ctx in ("left", "right"):
-        return site.ctx.capitalize() if mem == "Mat" else None
+    mem = t.memory if isinstance(t, TileType) else None
+    if site.ctx in _VEC_COPY:
+        return "Vec" if mem is _VEC else None
+    if site.ctx in _CUBE_COPY:
+        return site.ctx.capitalize() if mem is _MAT else None
     return None
 
 
 def window_bytes(w: Window) -> int:
     t = w.var.type
     return copy_bytes((w.rows, w.cols), t.dtype) if isinstance(t, TileType) else 0
+
+
+def _live_size(t: object) -> tuple[str, int] | None:
+    """The memory space and bytes a storage class of type ``t`` occupies (None: not counted,
+    not a tile in a memory space or a symbolic shape)."""
+    if not isinstance(t, TileType) or t.memory is None:
+        return None
+    dims = t.const_shape()
+    return None if dims is None else (t.memory.value, copy_bytes(dims, t.dtype))
 
 
 def stable_in(fx: Effects, v: Var, loop: Stmt) -> bool:
@@ -121,30 +140,24 @@ class _Facts:
         self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
         self.weight = statement_weights(fn.body, model)
         self.out = HoistFacts()
-        self.sym_key = {k: key for k, key in enc.rows.get("IdxSymRow", ())}
-        self._milli: dict[Stmt, int] = {}
         self._const_offsets: dict[Window, bool] = {}
 
     def row(self, table: str, *values: object) -> None:
         self.out.rows.setdefault(table, []).append(values)
 
-    def milli(self, s: Stmt) -> int:
-        """The executions of ``s`` in thousandths (the integer weights of the rows)."""
-        m = self._milli.get(s)
-        if m is None:
-            m = self._milli[s] = round(self.weight[s] * MILLI)
-        return m
-
-    def copy_place(self, site: UseSite, mem: str) -> Stmt:
-        """Where the use's copy usually goes (its executions are the copy's): the slice's
-        definition for a Vec copy nothing writes the source before (the decoder's rule), else
-        right before the consumer."""
+    def use_weight(self, site: UseSite, mem: str) -> int | Fraction:
+        """Executions of the copy at its usual place: the slice's definition for a Vec copy
+        nothing writes the source before (the decoder's rule), else right before the consumer."""
         w = site.window
+        at_use = self.weight[site.stmt]
         if mem == "Vec":
+            at_def = self.weight[w.stmt]
+            if at_def == at_use:  # (the usual case: either place runs as often, no need to ask)
+                return at_use
             p = self.fx.point(w.stmt)
             if not self.fx.written_before_use(w.root.src, p.pos, p.loops, site.stmt):
-                return w.stmt
-        return site.stmt
+                return at_def
+        return at_use
 
     @staticmethod
     def plain_read(site: UseSite) -> bool:
@@ -218,9 +231,10 @@ class _Facts:
         # only a class defined before the last point and read at or after the first can be live
         # at one of them: later definitions and earlier reads are not looked at
         first: dict[Var, int] = {}
+        rep: dict[Var, Var] = {}  # (storage classes looked up once per variable)
         for v, (pos, _path) in fx.defs.items():
             if pos < qs[-1]:
-                r = storage(v)
+                r = rep[v] = storage(v)
                 lo = first.get(r)
                 if lo is None or pos < lo:
                     first[r] = pos
@@ -243,11 +257,12 @@ class _Facts:
                             read[a.var] = pos  # type: ignore[attr-defined]
         last: dict[Var, int] = {}
         for v, pos in read.items():
-            r = storage(v)
+            r = rep.get(v) or storage(v)
             if pos > last.get(r, 0):
                 last[r] = pos
         # per memory space, the change of the live bytes at each point (by index in ``qs``)
         diff: dict[str, list[int]] = {}
+        sizes: dict[int, tuple[str, int] | None] = {}  # by type identity: few types, shared
         for r, hi in last.items():
             lo = first.get(r)
             if lo is None:
@@ -256,18 +271,15 @@ class _Facts:
             if i >= j:
                 continue
             t = r.type
-            if not isinstance(t, TileType) or t.memory is None:
+            if id(t) not in sizes:
+                sizes[id(t)] = _live_size(t)
+            size = sizes[id(t)]
+            if size is None or size[0] not in mems:
                 continue
-            mem = t.memory.value
-            if mem not in mems:
-                continue
-            dims = t.const_shape()
-            if dims is None:
-                continue
+            mem, nbytes = size
             d = diff.get(mem)
             if d is None:
                 d = diff[mem] = [0] * (len(qs) + 1)
-            nbytes = copy_bytes(dims, t.dtype)
             d[i] += nbytes
             d[j] -= nbytes
         return {mem: dict(zip(qs, accumulate(d))) for mem, d in diff.items()}
@@ -278,12 +290,13 @@ class _Facts:
         loops: dict[int, Stmt] = {}
         cands: dict[tuple[int, str], dict[Window, int | Fraction]] = {}  # (nest, mem) -> benefit
         in_loop: dict[Window, set[int]] = {}
+        use_weights: list[tuple] = []  # (the UseWeightRow rows: one per copyable use)
         for site in enc.uses:
             mem = copy_memory(site)
             if mem is None:
                 continue
-            place = self.copy_place(site, mem)
-            self.row("UseWeightRow", site.key, self.milli(place))
+            uw = self.use_weight(site, mem)
+            use_weights.append((site.key, milli(uw)))
             encl = fx.point(site.stmt).loops
             if not hoist or not encl or not self.plain_read(site):
                 continue
@@ -294,20 +307,23 @@ class _Facts:
                 in_loop.setdefault(site.window, set()).add(lpos)
             if safe:
                 nest = encl[0]
-                gain = (weight[place] - weight[fx.stmt_at(nest)]) * window_bytes(site.window)
+                gain = (uw - weight[fx.stmt_at(nest)]) * window_bytes(site.window)
                 by = cands.setdefault((nest, mem), {})
                 by[site.window] = max(by.get(site.window, 0), gain)
+        if use_weights:
+            self.out.rows["UseWeightRow"] = use_weights
         for lpos, loop in loops.items():
-            self.row("LoopWeightRow", lpos, self.milli(loop))
+            self.row("LoopWeightRow", lpos, milli(weight[loop]))
         # per candidate loop: the stability of the root base of each window used in it, and
         # the invariance of each symbol its offsets may read (through scalar definitions too)
         windows_in: dict[int, set[Window]] = {}
         for w, lps in in_loop.items():
             for lpos in lps:
                 windows_in.setdefault(lpos, set()).add(w)
+        sym_vars = {k: free_vars(enc.syms[key]) for k, key in enc.rows.get("IdxSymRow", ())}
         syms: dict[Var, list[int]] = {}  # free var -> IdxSymRow numbers whose expression reads it
-        for k, key in enc.rows.get("IdxSymRow", ()):
-            for v in free_vars(enc.syms[key]):
+        for k, vs in sym_vars.items():
+            for v in vs:
                 syms.setdefault(v, []).append(k)
         for lpos, ws in windows_in.items():
             loop = loops[lpos]
@@ -316,8 +332,7 @@ class _Facts:
                     self.row("StableRow", enc.tile_of[b], lpos)
             read = self.offset_vars(ws)
             for k in sorted({k for v in read for k in syms.get(v, ())}):
-                e = enc.syms[self.sym_key[k]]
-                if all(fx.defs.get(v, (0,))[0] < lpos for v in free_vars(e)):
+                if all(fx.defs.get(v, (0,))[0] < lpos for v in sym_vars[k]):
                     self.row("SymStableRow", k, lpos)
         # capacity: per loop nest and memory space, admit copies by benefit while they fit next
         # to the tiles live across every loop of the nest
