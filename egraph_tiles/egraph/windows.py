@@ -25,7 +25,7 @@ from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Program, Span, S
 from ..ir.types import MemorySpace, ScalarType, TileType
 from ..rules import windows as rules
 from .calls import callee_name, param_uses, returned_param
-from .schedule import egglog_errors, load_tables, prepared, release
+from .schedule import SPAN, egglog_errors, load_tables, prepared, release
 
 _ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 Rows = dict[str, list[tuple]]
@@ -54,8 +54,12 @@ class _Encoding:
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
     #: the variables given a symbol since the loop-bounds worklist last looked (``statements``)
     new_syms: list[int] = field(default_factory=list)
+    #: the ``NI`` id of each ``Idx`` node stated, by its row (one id per distinct node)
+    idx: dict[tuple, int] = field(default_factory=dict)
     #: the values sharing storage with an operand a registered op writes (``relevant``)
     written: set[Var] = field(default_factory=set)
+    #: the relevant Acc tiles a ``tile.slice`` takes a window of: the only possible parents
+    parents: set[Var] = field(default_factory=set)
 
     def row(self, table: str, *values: object) -> None:
         self.rows[table].append(values)
@@ -76,12 +80,16 @@ class _Encoding:
         t = v.type
         if not isinstance(t, TileType):
             return
-        mem = t.memory.value if t.memory is not None else "?"
-        self.row("w_tile", v.uid, mem, t.dtype.storage_bits, t.rank)
         dims = [const_int(d) for d in t.shape]
-        for i, d in enumerate(dims):
-            if d is not None:
-                self.row("w_dim", v.uid, i, d)
+        if v in self.parents:
+            # ``w_tile`` / ``w_dim`` are read only by ``w-acc-parent`` and ``w-acc-cols`` (and
+            # their batch forms), whose facts every rule joins at a window's parent: the source
+            # of a slice (``w-names-slice`` / ``w-names-page-slice``), an Acc tile of rank 2 or 3
+            mem = t.memory.value if t.memory is not None else "?"
+            self.row("w_tile", v.uid, mem, t.dtype.storage_bits, t.rank)
+            for i, d in enumerate(dims):
+                if d is not None:
+                    self.row("w_dim", v.uid, i, d)
         if all(d is not None for d in dims):
             self.row("WExtRow", v.uid, t.dtype.name, self.dims_node(tuple(dims)))
 
@@ -107,21 +115,25 @@ class _Encoding:
         """A scalar offset as the ``NI`` id of an ``Idx`` term (anything not affine is a fresh
         opaque symbol)."""
         k = const_int(e)
-        if k is None and isinstance(e, VarRef):
-            return self.sym(e.var.uid)
-        n = self.node()
         if k is not None:
-            self.row("IdxLitRow", n, k)
-        elif isinstance(e, BinOp) and e.op in _ARITH:
-            self.row(_ARITH[e.op], n, self.off(e.lhs), self.off(e.rhs))
-        elif isinstance(e, Neg):
-            zero = self.node()
-            self.row("IdxLitRow", zero, 0)
-            self.row("IdxSubRow", n, zero, self.off(e.operand))
-        else:
-            self.opaque += 1
-            self.row("IdxSymRow", n, f"o{self.opaque}")
-        return n
+            return self.idx_node("IdxLitRow", k)
+        if isinstance(e, VarRef):
+            return self.sym(e.var.uid)
+        if isinstance(e, BinOp) and e.op in _ARITH:
+            return self.idx_node(_ARITH[e.op], self.off(e.lhs), self.off(e.rhs))
+        if isinstance(e, Neg):
+            return self.idx_node("IdxSubRow", self.idx_node("IdxLitRow", 0), self.off(e.operand))
+        self.opaque += 1
+        return self.idx_node("IdxSymRow", f"o{self.opaque}")
+
+    def idx_node(self, table: str, *args: object) -> int:
+        """The ``NI`` id of the ``Idx`` node ``table`` of ``args`` (one id per distinct node:
+        the e-graph makes equal nodes one e-class anyway)."""
+        key = (table, *args)
+        if key not in self.idx:
+            n = self.idx[key] = self.node()
+            self.row(table, n, *args)
+        return self.idx[key]
 
     def stmt(self, s: Stmt) -> int:
         return self.fx.point(s).pos
@@ -159,22 +171,25 @@ class _Encoding:
         nothing that matters and are not stated."""
         return v in self.written
 
-    def _touches(self, call: Call, target: Var | None) -> bool:
-        if target is not None and self.relevant(target):
-            return True
-        return any(isinstance(a, VarRef) and self.relevant(a.var)
-                   for a in (*call.args, *(v for _, v in call.kwargs)))
-
     def statements(self) -> None:
-        """Calls touching a relevant value (their facts about relevant values only), scalar
-        definitions, and the bounds of the loops that matter."""
+        """Calls defining a relevant value or writing into one (their facts about relevant values
+        only), scalar definitions, and the bounds of the loops that matter.
+
+        Any other call's facts are ``w_call`` / ``w_arg`` rows about an operand it only reads:
+        the rules join those with the statement's ``w_result`` (a view, a write-back, a fresh
+        result: not relevant here) or, in ``w-dest``, at the operand a registered op writes back
+        into (or a program function accumulates into) — a write, in ``fx.writes``."""
+        fx, written = self.fx, self.written
+        writes = {w.stmt for w in fx.writes if w.var in written}
         loops: list[ForStmt] = []
-        for s in self.fx.stmts[1:]:
+        for s in fx.stmts[1:]:
             if isinstance(s, AssignStmt):
-                if not isinstance(s.value, Call) or self._touches(s.value, s.target):
+                if not isinstance(s.value, Call):
                     self.assign(s)
+                elif s.target in written or s in writes:
+                    self.call(self.stmt(s), s.value, s.target)
             elif isinstance(s, EvalStmt):
-                if self._touches(s.call, None):
+                if s in writes:
                     self.call(self.stmt(s), s.call, None)
             elif isinstance(s, ForStmt):
                 loops.append(s)
@@ -216,11 +231,6 @@ class _Encoding:
                 arms[(self.stmt(e.stmt), e.index)].append(e)
         for (i, k), (t, el) in ((key, es) for key, es in arms.items() if len(es) == 2):
             self.row("w_if", i, k, self.var(t.src), self.var(el.src), self.var(t.dst))
-        for s in self.fx.stmts[1:]:
-            if isinstance(s, (ForStmt, WhileStmt)):
-                for ia in s.iter_args:
-                    if self.relevant(ia):
-                        self.var(ia)
 
     def assign(self, s: AssignStmt) -> None:
         t, v = s.target, s.value
@@ -274,44 +284,72 @@ def _acc_parent(v: Var) -> bool:
     return isinstance(t, TileType) and t.memory is MemorySpace.Acc and t.rank in (2, 3)
 
 
-def encode(function: Function, fx: Effects | None = None,
-           program: Program | None = None) -> _Encoding:
-    enc = _Encoding(fx if fx is not None else function_effects(function), program)
-    fx = enc.fx
-    written = [w.var for w in fx.writes if not w.opaque] + \
-        [w.var for w in _accumulating_writes(fx, program)]
+def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var]]:
+    """The values the check encodes (``_Encoding.relevant``): the storage classes of the written
+    operands (and of the arguments a program function returning its parameter ties to them:
+    egraph.calls) that hold an Acc tile ``w-acc-parent`` may accept, when the class — or a class
+    a program function call ties to it — holds a possible parent: such a tile that a
+    ``tile.slice`` takes a window of.
+
+    A violation checks a window of its parent P (``w_check s v P ...``), and every window starts
+    at a slice of P (``w-names-slice`` / ``w-names-page-slice``: the parent is the source of the
+    slice); from there the window facts follow only the storage-sharing edges of ``ir.effects``
+    and the ties of a program function call (its result is the argument it returns — a
+    ``w_alias`` — and is written back into one it accumulates into — ``w-edge-reuses``).  So a
+    class without such a parent, tied to none, can derive no violation: the classes of the
+    accumulators a loop fills in a tile of their own are not stated at all."""
+    acc = _accumulating_writes(fx, program)
+    written = [w.var for w in fx.writes if not w.opaque] + [w.var for w in acc]
     members: dict[Var, list[Var]] = {r: [r] for r in (fx.storage(v) for v in written)}
     # a program function returning its parameter: the call's result and the argument are one tile
     links = []
     for st in fx.stmts[1:] if program is not None else ():
-        call = call_of(st)
-        k = returned_param(program, call.op) if call is not None else None
-        a = call.args[k] if k is not None and k < len(call.args) else None
-        if isinstance(st, AssignStmt) and isinstance(a, VarRef):
-            links.append((st.target, a.var))
+        call = st.value if isinstance(st, AssignStmt) else None
+        if isinstance(call, Call) and callee_name(call.op) is not None:
+            k = returned_param(program, call.op)
+            a = call.args[k] if k is not None and k < len(call.args) else None
+            if isinstance(a, VarRef):
+                links.append((st.target, a.var))
     for _ in links:  # (to a fixpoint)
         for x, y in links:
             for p, q in ((x, y), (y, x)):
                 if fx.storage(p) in members and fx.storage(q) not in members:
                     members[fx.storage(q)] = [fx.storage(q)]
+    sliced = set()  # the Acc tiles a slice takes a window of
     for e in fx.edges:
-        for x in (e.dst, e.src):
-            m = members.get(fx.storage(x))
-            if m is not None:
-                m.append(x)
+        m = members.get(fx.storage(e.dst))  # (an edge's two ends share one class)
+        if m is not None:
+            m += (e.dst, e.src)
+        if e.kind is Share.SLICE and _acc_parent(e.src):
+            sliced.add(e.src)
     for x, y in links:
         for v in (x, y):
             m = members.get(fx.storage(v))
             if m is not None:
                 m.append(v)
+    parents = {fx.storage(p) for p in sliced}  # the classes holding a possible parent
+    ties = links + [(w.stmt.target, w.var) for w in acc if isinstance(w.stmt, AssignStmt)]
+    for _ in ties:  # (to a fixpoint)
+        for x, y in ties:
+            if (fx.storage(x) in parents) != (fx.storage(y) in parents):
+                parents |= {fx.storage(x), fx.storage(y)}
     # a violation names a parent ``w-acc-parent`` accepts, in the written value's class
-    enc.written = {x for m in members.values() if any(map(_acc_parent, m)) for x in m}
+    written = {x for r, m in members.items() if r in parents and any(map(_acc_parent, m))
+               for x in m}
+    return written, sliced & written
+
+
+def encode(function: Function, fx: Effects | None = None,
+           program: Program | None = None) -> _Encoding:
+    enc = _Encoding(fx if fx is not None else function_effects(function), program)
+    enc.written, enc.parents = _relevant(enc.fx, program)
     if not enc.written:
         return enc  # nothing to check (``violations`` stops here)
     for p in function.params:
-        enc.var(p.var)
-        if isinstance(p.var.type, TileType):
-            enc.row("w_param", p.var.uid)
+        if p.var in enc.written:  # (no fact about another value names a parameter)
+            enc.var(p.var)
+            if isinstance(p.var.type, TileType):
+                enc.row("w_param", p.var.uid)
     enc.statements()
     enc.sharing()
     return enc
@@ -335,21 +373,29 @@ class Violation:
     mult: int | None = None  # a dynamic column offset's known multiple
 
 
-def run_rules(rows: Rows) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
+#: the relations :func:`violations` reads back (``w_mid_block`` only for the message)
+VERDICTS = ("w_viol_k", "w_viol_m", "w_mid_block")
+
+
+def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_noncontig", "w_contig",
+                                                              "w_dyn_contig")
+              ) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
     input relations, the ``LOAD`` tables of ``rules.windows`` and the index tables of
-    ``rules.sorts``); the rows of the violation
-    relations (and of ``w_noncontig`` / ``w_mid_block``)."""
+    ``rules.sorts``); the rows of the relations ``read`` (each a relation of ``i64`` columns),
+    sorted."""
     eg = prepared(_PROGRAM)
     # bulk-loaded with egglog's ``input`` (one command per table, linear in the facts)
     load_tables(eg, {t: r for t, r in rows.items() if r})
     eg.run_program(*eg.parse_program(rules.SCHEDULE))
-    frozen = eg.freeze().functions
+    # printed relation by relation (freezing the whole e-graph to read them costs more)
+    printed = eg.run_program(*[bindings.PrintFunction(SPAN, name, None, None,
+                                                      bindings.DefaultPrintFunctionMode())
+                               for name in read])
     out: dict[str, list[list[int]]] = {}
-    for name in ("w_viol_k", "w_viol_m", "w_noncontig", "w_mid_block", "w_contig", "w_dyn_contig"):
-        fn = frozen.get(name)
-        out[name] = [[eg.value_to_i64(v) for v in row.inputs]
-                     for row in (fn.rows if fn is not None else []) if not row.subsumed]
+    for name, p in zip(read, printed):
+        term = p.termdag.get
+        out[name] = sorted([term(a).value.value for a in term(t).args] for t, _ in p.terms)
     return eg, out
 
 
@@ -378,7 +424,7 @@ def violations(function: Function, fx: Effects | None = None,
         return enc, []  # no written value shares storage with an Acc parent
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
                        f"{function.name!r}"):
-        eg, rows = run_rules(enc.rows)
+        eg, rows = run_rules(enc.rows, VERDICTS)
         release(eg, _PROGRAM)
     mid = {tuple(row) for row in rows["w_mid_block"]}
     found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid, via)

@@ -551,22 +551,23 @@ def test_egglog_panic_becomes_a_value_error_naming_the_function(monkeypatch):
     class PanicException(BaseException):
         pass
 
-    def panic(facts):
+    def panic(facts, read):
         raise PanicException("Already borrowed")
 
     monkeypatch.setattr(win, "run_rules", panic)
     with pytest.raises(ValueError, match=re.escape("'kernel'")):
         check(kernel("""
-acc = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-acc2 = pl.tile.matmul_acc(acc, lhs, rhs)
-return acc2
+acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [0, 32])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
 """))
 
 
 def test_function_writing_back_into_no_tile_skips_the_egraph(monkeypatch):
     # no registry reuses_arg operand is a tile (a matmul makes a fresh Acc tile), so no rule
     # could derive a violation: the rules are not even run
-    def must_not_run(facts):
+    def must_not_run(facts, read):
         raise AssertionError("the windows e-graph was built")
 
     monkeypatch.setattr(win, "run_rules", must_not_run)
@@ -575,6 +576,43 @@ acc = pl.tile.matmul(lhs, rhs)
 w = pl.tile.slice(acc, [16, 16], [0, 8])
 return w
 """))
+
+
+def test_accumulator_of_its_own_next_to_no_window_skips_the_egraph(monkeypatch):
+    # the accumulator's storage holds no tile a slice takes a window of (another Acc tile's
+    # window is only read): no window can reach it, so the rules are not even run
+    def must_not_run(facts, read):
+        raise AssertionError("the windows e-graph was built")
+
+    monkeypatch.setattr(win, "run_rules", must_not_run)
+    check(kernel("""
+acc = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+for k, (a,) in pl.range(0, 2, 1, init_values=(acc,)):
+    a2 = pl.tile.matmul_acc(a, lhs, rhs)
+    out = pl.yield_(a2)
+other = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(other, [16, 32], [0, 8])
+return out
+"""))
+
+
+def test_accumulator_of_its_own_is_not_encoded_next_to_a_checked_window():
+    # only the storage holding the sliced Acc tile is stated: the other accumulator's loop and
+    # its tile give no fact, and the window is still rejected
+    text = kernel("""
+mine = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+for k, (a,) in pl.range(0, 2, 1, init_values=(mine,)):
+    a2 = pl.tile.matmul_acc(a, lhs, rhs)
+    out = pl.yield_(a2)
+acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+w = pl.tile.slice(acc, [16, 32], [16, 0])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""")
+    fn = parse_program(text, filename="kernel.py").functions[0]
+    enc, found = win.violations(fn)
+    assert {v.name for v in enc.vars.values()} == {"acc", "w", "w2"}
+    assert [(v.rows, v.cols, v.col) for v in found] == [(16, 32, 0)]
 
 
 def test_slice_of_a_loop_carried_allocation_is_judged_against_the_carried_tile():
