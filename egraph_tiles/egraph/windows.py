@@ -5,8 +5,10 @@ properties of the ops that occur, constant dimensions, loop bounds); the rules i
 ``egraph_tiles.rules.windows`` decide which window each value names and which windows are
 violations.  Only values sharing storage with an operand a registered op (or a program function,
 egraph.calls) writes back into, in a storage class holding an Acc tile of rank 2 or 3 (the
-parents ``w-acc-parent`` / ``w-acc-batch-parent`` accept), are encoded (with every scalar definition and loop bound): no rule can reach a
-violation from any other value, and with no such value the e-graph is not built at all.  :func:`check_acc_windows` raises the first violation in program order as a
+parents ``w-acc-parent`` / ``w-acc-batch-parent`` accept) that a ``tile.slice`` takes a window
+of, are encoded (with every scalar definition and the loop bounds that matter): no rule can reach
+a violation from any other value (:func:`_relevant`), and with no such value the e-graph is not
+built at all.  :func:`check_acc_windows` raises the first violation in program order as a
 ``ValueError`` whose text says what is wrong and how to spell the kernel instead.
 """
 
