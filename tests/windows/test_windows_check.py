@@ -564,13 +564,18 @@ return w2
 """))
 
 
-def test_function_writing_back_into_no_tile_skips_the_egraph(monkeypatch):
-    # no registry reuses_arg operand is a tile (a matmul makes a fresh Acc tile), so no rule
-    # could derive a violation: the rules are not even run
+@pytest.fixture
+def no_egraph(monkeypatch):
+    """Fail the test if the windows e-graph is built."""
     def must_not_run(facts, read):
         raise AssertionError("the windows e-graph was built")
 
     monkeypatch.setattr(win, "run_rules", must_not_run)
+
+
+def test_function_writing_back_into_no_tile_skips_the_egraph(no_egraph):
+    # no registry reuses_arg operand is a tile (a matmul makes a fresh Acc tile), so no rule
+    # could derive a violation: the rules are not even run
     check(kernel("""
 acc = pl.tile.matmul(lhs, rhs)
 w = pl.tile.slice(acc, [16, 16], [0, 8])
@@ -578,18 +583,18 @@ return w
 """))
 
 
-def test_accumulator_of_its_own_next_to_no_window_skips_the_egraph(monkeypatch):
+#: an accumulator a loop fills in an Acc tile of its own (no slice takes a window of it)
+OWN_ACCUMULATOR = """
+mine = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
+for k, (a,) in pl.range(0, 2, 1, init_values=(mine,)):
+    a2 = pl.tile.matmul_acc(a, lhs, rhs)
+    out = pl.yield_(a2)"""
+
+
+def test_accumulator_of_its_own_next_to_no_window_skips_the_egraph(no_egraph):
     # the accumulator's storage holds no tile a slice takes a window of (another Acc tile's
     # window is only read): no window can reach it, so the rules are not even run
-    def must_not_run(facts, read):
-        raise AssertionError("the windows e-graph was built")
-
-    monkeypatch.setattr(win, "run_rules", must_not_run)
-    check(kernel("""
-acc = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-for k, (a,) in pl.range(0, 2, 1, init_values=(acc,)):
-    a2 = pl.tile.matmul_acc(a, lhs, rhs)
-    out = pl.yield_(a2)
+    check(kernel(OWN_ACCUMULATOR + """
 other = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
 w = pl.tile.slice(other, [16, 32], [0, 8])
 return out
@@ -599,11 +604,7 @@ return out
 def test_accumulator_of_its_own_is_not_encoded_next_to_a_checked_window():
     # only the storage holding the sliced Acc tile is stated: the other accumulator's loop and
     # its tile give no fact, and the window is still rejected
-    text = kernel("""
-mine = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-for k, (a,) in pl.range(0, 2, 1, init_values=(mine,)):
-    a2 = pl.tile.matmul_acc(a, lhs, rhs)
-    out = pl.yield_(a2)
+    text = kernel(OWN_ACCUMULATOR + """
 acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
 w = pl.tile.slice(acc, [16, 32], [16, 0])
 w2 = pl.tile.matmul_acc(w, lhs, rhs)
