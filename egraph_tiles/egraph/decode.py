@@ -21,11 +21,12 @@ the use).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 from ..ir.effects import Effects, function_effects
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars
-from ..ir.mutator import StmtMutator, body_fields, drop_unused
+from ..ir.mutator import ReadCount, StmtMutator, body_fields
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Stmt, WhileStmt, YieldStmt
 from ..ir.types import MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
@@ -159,15 +160,21 @@ class Decoder(StmtMutator):
                 self.ext_of[site.stmt] = term
             elif isinstance(site, Window):
                 self.win_term[site.stmt] = term
-        self.window_by_key = {w.key: w for w in self.enc.windows}
         #: the statements something is decided at (any other simple statement stays as it is)
         self.touched: set[Stmt] = {*self.use_of, *self.ext_of, *self.win_term, *self.def_copies,
                                    *self.views, *self.hoist_before}
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[UseSite, Var] = {}  # use -> copy var
         self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
+        #: reads of the slices in the rebuilt body, and the rebuilt bodies that assign a slice
+        self.read_count = ReadCount({w.var for w in self.enc.windows})
+        self.slice_bodies: list[list[Stmt]] = []
         body = self.mutate_body(self.fn.body)
-        body, rounds = drop_unused(body, {w.var for w in self.enc.windows})
+        rounds = self.read_count.rounds()
+        if rounds:
+            dead = set().union(*rounds)
+            for b in self.slice_bodies:  # fresh lists of this rebuild: filtered in place
+                b[:] = [s for s in b if type(s) is not AssignStmt or s.target not in dead]
         for dead in rounds:
             self.decisions += [Decision("dropped", w) for w in self.enc.windows if w.var in dead]
         return Decoded(body, self.decisions)
@@ -272,16 +279,32 @@ class Decoder(StmtMutator):
                 made[term] = v
             self.placed_view[site] = v
 
+    def mutate_body(self, body: list[Stmt]) -> list[Stmt]:
+        """``body`` rebuilt in one pass: a statement nothing is decided at and with no nested
+        body is kept as it is; the reads of the result are counted for dead-slice removal."""
+        out: list[Stmt] = []
+        touched = self.touched
+        for s in body:
+            if s in touched:
+                out += self.mutate(s)
+            elif body_fields(type(s)):
+                out.append(self.recurse(s))  # nothing decided at it: only its bodies rebuilt
+            else:
+                out.append(s)
+        if self.read_count.count(out, nested=False):  # (nested bodies were counted when built)
+            self.slice_bodies.append(out)
+        elif len(out) == len(body) and all(map(operator.is_, out, body)):
+            return body
+        return out
+
     def mutate(self, s: Stmt) -> list[Stmt]:
         """``s`` with its operands rewritten, preceded by the copies its uses need and followed
         by the copies / views made at its definition."""
-        if s not in self.touched and not body_fields(type(s)):
-            return s  # nothing decided here, no nested body: kept as it is
         out: list[Stmt] = []
         for site, term in self.hoist_before.get(s, ()):
             self.placed[site] = self.make_copy(site, term, s, "before loop", out)
         repl: dict[tuple, Var] = {}
-        for site, term in self.use_of.get(s, []):
+        for site, term in self.use_of.get(s, ()):
             if term[0] == "Copy":
                 v = self.placed.get(site)
                 if v is None:
@@ -298,15 +321,17 @@ class Decoder(StmtMutator):
         if repl:
             self.repl_at[s] = repl
         out.append(super().mutate(s))  # type: ignore[arg-type]
-        if isinstance(s, AssignStmt) and s in self.def_copies:
+        if not isinstance(s, AssignStmt):
+            return out
+        if s in self.def_copies:
             for site, term in self.def_copies[s]:
                 self.placed[site] = self.make_copy(site, term, s, "definition", out)
-        if isinstance(s, AssignStmt) and s in self.win_term:
+        if s in self.win_term:
             w = self.enc.window_of.get(s.target)
             if w is not None and w.stmt is s and w.key in self.bufs_needed \
                     and w.key not in self.buf_var:
                 self.make_buf(w, out)
-        if isinstance(s, AssignStmt) and s in self.views:
+        if s in self.views:
             self.make_views(s, out)
         return out
 
@@ -318,9 +343,10 @@ class Decoder(StmtMutator):
         finally:
             self.scopes.pop()
 
-    def operand(self, s: Stmt, slot: tuple, e: Expr) -> Expr:
-        """Operand ``slot`` of ``s``: the copy / view a use there was realized by, or ``e``."""
-        v = self.repl_at.get(s, {}).get(slot)
+    def operand(self, repl: dict[tuple, Var], slot: tuple, e: Expr) -> Expr:
+        """Operand ``slot`` of a statement whose uses were realized by the copies / views
+        ``repl`` (by slot): the one of this slot, or ``e``."""
+        v = repl.get(slot)
         if v is None or (isinstance(e, VarRef) and self.alias_of_copy.get(e.var) is v):
             return e  # a plain alias of the copy keeps its name: the consumer reads the alias
         return VarRef(v)
@@ -330,32 +356,43 @@ class Decoder(StmtMutator):
             return self._fold_extract(s)
         if s in self.win_term:
             return self._peel(s)
+        repl = self.repl_at.get(s)
+        if repl is None:
+            return s
         v = s.value
         if isinstance(v, Call):
-            v = self._call(s, v)
+            v = self._call(repl, v)
         elif isinstance(v, VarRef):
-            v = self.operand(s, ("alias",), v)
+            v = self.operand(repl, ("alias",), v)
             if v is not s.value:
                 self.alias_of_copy[s.target] = v.var
         return s if v is s.value else AssignStmt(s.target, v, s.span)
 
     def visit_EvalStmt(self, s: EvalStmt) -> Stmt:
-        c = self._call(s, s.call)
+        repl = self.repl_at.get(s)
+        c = s.call if repl is None else self._call(repl, s.call)
         return s if c is s.call else EvalStmt(c, s.span)
 
     def visit_YieldStmt(self, s: YieldStmt) -> Stmt:
-        return YieldStmt([self.operand(s, ("yield", i), e) for i, e in enumerate(s.values)], s.span)
+        repl = self.repl_at.get(s)
+        if repl is None:
+            return s
+        return YieldStmt([self.operand(repl, ("yield", i), e) for i, e in enumerate(s.values)],
+                         s.span)
 
     def visit_ForStmt(self, s: ForStmt | WhileStmt) -> Stmt:
-        inits = [self.operand(s, ("init", i), e) for i, e in enumerate(s.init_values)]
+        repl = self.repl_at.get(s)
+        if repl is None:
+            return self.recurse(s)
+        inits = [self.operand(repl, ("init", i), e) for i, e in enumerate(s.init_values)]
         changed = any(x is not y for x, y in zip(inits, s.init_values))
         return self.recurse(s, init_values=inits) if changed else self.recurse(s)
 
     visit_WhileStmt = visit_ForStmt
 
-    def _call(self, s: Stmt, c: Call) -> Call:
-        args = tuple(self.operand(s, ("arg", i), a) for i, a in enumerate(c.args))
-        kwargs = tuple((k, self.operand(s, ("kwarg", k), v)) for k, v in c.kwargs)
+    def _call(self, repl: dict[tuple, Var], c: Call) -> Call:
+        args = tuple(self.operand(repl, ("arg", i), a) for i, a in enumerate(c.args))
+        kwargs = tuple((k, self.operand(repl, ("kwarg", k), v)) for k, v in c.kwargs)
         if all(x is y for x, y in zip(args, c.args)) and \
                 all(x[1] is y[1] for x, y in zip(kwargs, c.kwargs)):
             return c

@@ -15,7 +15,7 @@ import typing
 from typing import Callable, Union
 
 from . import stmts as _stmts
-from .exprs import Var, free_vars, var_reads
+from .exprs import Expr, Var, free_vars, var_reads
 from .stmts import AssignStmt, EvalStmt, Stmt, child_bodies, stmt_exprs, walk
 
 Mutated = Union[Stmt, list[Stmt]]
@@ -121,42 +121,67 @@ class _DropAssignments(StmtMutator):
         return [] if s.target in self.dead else s
 
 
-def drop_unused(body: list[Stmt], candidates: set[Var]) -> tuple[list[Stmt], list[set[Var]]]:
-    """Remove the assignments of ``candidates`` that nothing reads, to a fixpoint (a chain of
-    dead slices goes together).  Returns the new body and the variables dropped in each round.
+class ReadCount:
+    """Reads of the ``candidates`` (one per occurrence), counted statement by statement, and
+    what each candidate's own assignment reads: enough to find the dead ones (:meth:`rounds`)."""
 
-    One walk counts the reads of every candidate and what each candidate's assignment reads;
-    dropping an assignment releases its reads, which gives the next round."""
-    uses: dict[Var, int] = {}
-    reads: dict[Var, list[Var]] = {}
-    buf: list[Var] = []
+    def __init__(self, candidates: set[Var]):
+        self.candidates = candidates
+        self.uses: dict[Var, int] = {}
+        self.reads: dict[Var, list[Var]] = {}
+        self._buf: list[Var] = []
 
-    def count(stmts: list[Stmt]) -> None:  # program order, a compound before its body
+    def count(self, stmts: list[Stmt], nested: bool = True) -> bool:
+        """Count the reads of ``stmts`` (with ``nested``, of their nested bodies too).  Returns
+        whether one of ``stmts`` assigns a candidate."""
+        candidates, uses, reads, buf = self.candidates, self.uses, self.reads, self._buf
+        assigns = False
         for s in stmts:
             kind = type(s)
-            own = reads.setdefault(s.target, []) if kind is AssignStmt \
-                and s.target in candidates else None  # type: ignore[attr-defined]
-            for e in ((s.value,) if kind is AssignStmt else stmt_exprs(s)):  # type: ignore[attr-defined]
+            own = None
+            if kind is AssignStmt:
+                exprs: list[Expr] | tuple[Expr] = (s.value,)  # type: ignore[attr-defined]
+                if s.target in candidates:  # type: ignore[attr-defined]
+                    own = reads.setdefault(s.target, [])  # type: ignore[attr-defined]
+                    assigns = True
+            else:
+                exprs = stmt_exprs(s)
+            for e in exprs:
                 buf.clear()
                 for v in var_reads(e, buf):  # every read of a candidate (per occurrence)
                     if v in candidates:
                         uses[v] = uses.get(v, 0) + 1
                         if own is not None:
                             own.append(v)
-            if kind is not AssignStmt and kind is not EvalStmt:
+            if nested and kind is not AssignStmt and kind is not EvalStmt:
                 for b in child_bodies(s):
-                    count(b)
+                    self.count(b)
+        return assigns
 
-    count(body)
-    rounds: list[set[Var]] = []
-    dead = {c for c in candidates if not uses.get(c)}
-    while dead:
-        rounds.append(dead)
-        candidates = candidates - dead
-        released = [v for d in dead for v in reads.get(d, ())]
-        for v in released:
-            uses[v] -= 1
-        dead = {v for v in released if v in candidates and not uses[v]}
+    def rounds(self) -> list[set[Var]]:
+        """The candidates nothing reads, then those only they read, ... (one set per round):
+        dropping an assignment releases its reads, which gives the next round."""
+        uses = dict(self.uses)
+        candidates = self.candidates
+        rounds: list[set[Var]] = []
+        dead = {c for c in candidates if not uses.get(c)}
+        while dead:
+            rounds.append(dead)
+            candidates = candidates - dead
+            released = [v for d in dead for v in self.reads.get(d, ())]
+            for v in released:
+                uses[v] -= 1
+            dead = {v for v in released if v in candidates and not uses[v]}
+        return rounds
+
+
+def drop_unused(body: list[Stmt], candidates: set[Var]) -> tuple[list[Stmt], list[set[Var]]]:
+    """Remove the assignments of ``candidates`` that nothing reads, to a fixpoint (a chain of
+    dead slices goes together).  Returns the new body and the variables dropped in each round
+    (one walk counts the reads: :class:`ReadCount`)."""
+    rc = ReadCount(candidates)
+    rc.count(body)
+    rounds = rc.rounds()
     if rounds:
         body = _DropAssignments(set().union(*rounds)).mutate_body(body)
     return body, rounds
