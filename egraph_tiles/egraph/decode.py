@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..ir.effects import Effects, function_effects
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars
 from ..ir.mutator import ReadCount, StmtMutator, body_fields
-from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Stmt, WhileStmt, YieldStmt
+from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt, YieldStmt
 from ..ir.types import MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
 from .extract import Term
 
 _SUFFIX = {"Vec": "ext", "Left": "left", "Right": "right"}
+_MEMORY = {m.value: m for m in MemorySpace}  # (faster than the enum's own lookup by value)
 
 
 @dataclass
@@ -127,7 +129,6 @@ class Decoder(StmtMutator):
             self.ext_site[x.stmt] = x
         self.win_term: dict[Stmt, Term] = {}
         self.def_copies: dict[Stmt, list[tuple[UseSite, Term]]] = {}
-        self.copy_var: dict[tuple[int, Term], Var] = {}  # (use key id, term) planned
         #: window key -> the copy it got at its definition (``CopyBuf`` forms read it)
         self.buf_var: dict[int, Var] = {}
         self.bufs_needed: set[int] = set()
@@ -160,9 +161,13 @@ class Decoder(StmtMutator):
                 self.ext_of[site.stmt] = term
             elif isinstance(site, Window):
                 self.win_term[site.stmt] = term
-        #: the statements something is decided at (any other simple statement stays as it is)
-        self.touched: set[Stmt] = {*self.use_of, *self.ext_of, *self.win_term, *self.def_copies,
-                                   *self.views, *self.hoist_before}
+        #: the statements something is decided at (any other simple statement stays as it is;
+        #: a slice is re-emitted only when peeled or when a chosen form reads its copy)
+        self.touched: set[Stmt] = {*self.use_of, *self.ext_of, *self.def_copies, *self.views,
+                                   *self.hoist_before}
+        for w in self.enc.windows:
+            if self.peels(w.stmt, self.win_term[w.stmt]) or w.key in self.bufs_needed:
+                self.touched.add(w.stmt)
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[UseSite, Var] = {}  # use -> copy var
         self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
@@ -216,16 +221,9 @@ class Decoder(StmtMutator):
         info = self.fx.point(anchor)
         pos = info.pos + (1 if placement == "definition" else 0)
         base, r, c = self.window_parts(term[1], pos, info.path)
-        mem = MemorySpace(term[2])
-        t = base.type
-        assert isinstance(t, TileType)
         w = site.window
-        shape = ListExpr((Const(w.rows), Const(w.cols)))
-        v = Var(self.fresh_name(f"{w.var.name}_{_SUFFIX.get(term[2], term[2].lower())}"),
-                TileType(shape.items, t.dtype, mem))
-        call = Call("tile.extract", (VarRef(base), r, c),
-                    (("shape", shape), ("target_memory", Symbol(("Mem", mem.value), mem))))
-        out.append(AssignStmt(v, call, anchor.span))
+        v = self.emit_extract(f"{w.var.name}_{_SUFFIX.get(term[2], term[2].lower())}", base, r, c,
+                              w.rows, w.cols, _MEMORY[term[2]], anchor.span, out)
         self.scopes[-1][term[:3]] = v
         # the copy holds the source as of just after the slice (definition) or just before the
         # consumer, whose own write comes after the read
@@ -249,14 +247,22 @@ class Decoder(StmtMutator):
         ``w`` created it."""
         info = self.fx.point(w.stmt)
         base, r, c = self.window_parts(self.win_term[w.stmt], info.pos + 1, info.path)
+        v = self.emit_extract(f"{w.var.name}_ext", base, r, c, w.rows, w.cols, MemorySpace.Vec,
+                              w.stmt.span, out)
+        self.buf_var[w.key] = v
+
+    def emit_extract(self, stem: str, base: Var, r: Expr, c: Expr, rows: int, cols: int,
+                     mem: MemorySpace, span: Span, out: list[Stmt]) -> Var:
+        """Append ``v = tile.extract(base, r, c, shape=[rows, cols], target_memory=mem)`` to
+        ``out`` (``v`` a fresh name from ``stem``); returns ``v``."""
         t = base.type
         assert isinstance(t, TileType)
-        shape = ListExpr((Const(w.rows), Const(w.cols)))
-        v = Var(self.fresh_name(f"{w.var.name}_ext"), TileType(shape.items, t.dtype, MemorySpace.Vec))
+        shape = ListExpr((Const(rows), Const(cols)))
+        v = Var(self.fresh_name(stem), TileType(shape.items, t.dtype, mem))
         call = Call("tile.extract", (VarRef(base), r, c),
-                    (("shape", shape), ("target_memory", Symbol(("Mem", "Vec"), MemorySpace.Vec))))
-        out.append(AssignStmt(v, call, w.stmt.span))
-        self.buf_var[w.key] = v
+                    (("shape", shape), ("target_memory", Symbol(("Mem", mem.value), mem))))
+        out.append(AssignStmt(v, call, span))
+        return v
 
     def make_views(self, s: AssignStmt, out: list[Stmt]) -> None:
         """Views of the parent's copy for the uses of the child slice ``s``, right after it."""
@@ -343,13 +349,20 @@ class Decoder(StmtMutator):
         finally:
             self.scopes.pop()
 
-    def operand(self, repl: dict[tuple, Var], slot: tuple, e: Expr) -> Expr:
-        """Operand ``slot`` of a statement whose uses were realized by the copies / views
-        ``repl`` (by slot): the one of this slot, or ``e``."""
-        v = repl.get(slot)
-        if v is None or (isinstance(e, VarRef) and self.alias_of_copy.get(e.var) is v):
-            return e  # a plain alias of the copy keeps its name: the consumer reads the alias
+    def operand(self, v: Var, e: Expr) -> Expr:
+        """Operand ``e`` of a use realized by the copy / view ``v``: ``v``, unless ``e`` is a plain
+        alias of it, which keeps its name (the consumer reads the alias)."""
+        if isinstance(e, VarRef) and self.alias_of_copy.get(e.var) is v:
+            return e
         return VarRef(v)
+
+    def operands(self, repl: dict[tuple, Var], kind: str, values: Sequence[Expr]) -> list[Expr]:
+        """``values`` with the operands of slots ``(kind, i)`` in ``repl`` replaced."""
+        out = list(values)
+        for slot, v in repl.items():
+            if slot[0] == kind:
+                out[slot[1]] = self.operand(v, out[slot[1]])
+        return out
 
     def visit_AssignStmt(self, s: AssignStmt) -> Stmt:
         if s in self.ext_of:
@@ -362,8 +375,8 @@ class Decoder(StmtMutator):
         v = s.value
         if isinstance(v, Call):
             v = self._call(repl, v)
-        elif isinstance(v, VarRef):
-            v = self.operand(repl, ("alias",), v)
+        elif isinstance(v, VarRef) and ("alias",) in repl:
+            v = self.operand(repl[("alias",)], v)
             if v is not s.value:
                 self.alias_of_copy[s.target] = v.var
         return s if v is s.value else AssignStmt(s.target, v, s.span)
@@ -377,26 +390,26 @@ class Decoder(StmtMutator):
         repl = self.repl_at.get(s)
         if repl is None:
             return s
-        return YieldStmt([self.operand(repl, ("yield", i), e) for i, e in enumerate(s.values)],
-                         s.span)
+        return YieldStmt(self.operands(repl, "yield", s.values), s.span)
 
     def visit_ForStmt(self, s: ForStmt | WhileStmt) -> Stmt:
         repl = self.repl_at.get(s)
         if repl is None:
             return self.recurse(s)
-        inits = [self.operand(repl, ("init", i), e) for i, e in enumerate(s.init_values)]
-        changed = any(x is not y for x, y in zip(inits, s.init_values))
+        inits = self.operands(repl, "init", s.init_values)
+        changed = any(map(operator.is_not, inits, s.init_values))
         return self.recurse(s, init_values=inits) if changed else self.recurse(s)
 
     visit_WhileStmt = visit_ForStmt
 
     def _call(self, repl: dict[tuple, Var], c: Call) -> Call:
-        args = tuple(self.operand(repl, ("arg", i), a) for i, a in enumerate(c.args))
-        kwargs = tuple((k, self.operand(repl, ("kwarg", k), v)) for k, v in c.kwargs)
-        if all(x is y for x, y in zip(args, c.args)) and \
+        args = self.operands(repl, "arg", c.args)
+        kwargs = [(k, self.operand(repl[("kwarg", k)], e)) if ("kwarg", k) in repl else (k, e)
+                  for k, e in c.kwargs] if c.kwargs else []
+        if all(map(operator.is_, args, c.args)) and \
                 all(x[1] is y[1] for x, y in zip(kwargs, c.kwargs)):
             return c
-        return Call(c.op, args, kwargs)
+        return Call(c.op, tuple(args), tuple(kwargs))
 
     def _fold_extract(self, s: AssignStmt) -> Stmt:
         term = self.ext_of[s]
@@ -412,13 +425,20 @@ class Decoder(StmtMutator):
         self.decisions.append(Decision("fold", site, term))
         return AssignStmt(s.target, Call(v.op, (VarRef(base), r, c, *v.args[3:]), v.kwargs), s.span)
 
+    def peels(self, s: AssignStmt, term: Term) -> bool:
+        """Whether the slice ``s`` (chosen ``term``) is re-emitted on another base: a kept slice
+        of a slice, on its non-slice base."""
+        v = s.value
+        assert isinstance(v, Call) and isinstance(v.args[0], VarRef)
+        return term[1][0] == "Leaf" and self.enc.leaves[term[1][1]] is not v.args[0].var
+
     def _peel(self, s: AssignStmt) -> Stmt:
         """A kept slice of a slice is re-emitted on its non-slice base (offsets accumulated)."""
         term = self.win_term[s]
-        v = s.value
-        assert isinstance(v, Call) and isinstance(v.args[0], VarRef)
-        if term[1][0] != "Leaf" or self.enc.leaves[term[1][1]] is v.args[0].var:
+        if not self.peels(s, term):
             return s
+        v = s.value
+        assert isinstance(v, Call)
         info = self.fx.point(s)
         base, r, c = self.window_parts(term, info.pos, info.path)
         return AssignStmt(s.target, Call(v.op, (VarRef(base), v.args[1], ListExpr((r, c))),
