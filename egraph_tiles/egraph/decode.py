@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..ir.effects import Effects, function_effects
-from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars
+from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars,
+                        substitute)
 from ..ir.mutator import ReadCount, StmtMutator, body_fields
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt, YieldStmt
 from ..ir.types import MemorySpace, TileType
@@ -89,8 +90,6 @@ class Decoder(StmtMutator):
     def _visible_expr(self, e: Expr, pos: int, path: tuple[int, ...]) -> Expr:
         """``e`` with every SSA scalar not visible at the placement point replaced by its
         definition (the e-graph may pick an equal name defined elsewhere)."""
-        from ..ir.exprs import substitute
-
         mapping = {}
         for v in free_vars(e):
             if not self.fx.visible(v, pos, path) and v in self.enc.scalar_defs:
@@ -176,12 +175,17 @@ class Decoder(StmtMutator):
         self.slice_bodies: list[list[Stmt]] = []
         body = self.mutate_body(self.fn.body)
         rounds = self.read_count.rounds()
-        if rounds:
-            dead = set().union(*rounds)
+        round_of = {v: i for i, dead in enumerate(rounds) for v in dead}
+        if round_of:
             for b in self.slice_bodies:  # fresh lists of this rebuild: filtered in place
-                b[:] = [s for s in b if type(s) is not AssignStmt or s.target not in dead]
-        for dead in rounds:
-            self.decisions += [Decision("dropped", w) for w in self.enc.windows if w.var in dead]
+                b[:] = [s for s in b if type(s) is not AssignStmt or s.target not in round_of]
+        dropped: list[list[Decision]] = [[] for _ in rounds]  # round by round, program order
+        for w in self.enc.windows:
+            i = round_of.get(w.var)
+            if i is not None:
+                dropped[i].append(Decision("dropped", w))
+        for ds in dropped:
+            self.decisions += ds
         return Decoded(body, self.decisions)
 
     def hoist_target(self, site: UseSite, term: Term) -> tuple[Term, Stmt | None]:
@@ -292,7 +296,7 @@ class Decoder(StmtMutator):
         touched = self.touched
         for s in body:
             if s in touched:
-                out += self.mutate(s)
+                self.mutate(s, out)
             elif body_fields(type(s)):
                 out.append(self.recurse(s))  # nothing decided at it: only its bodies rebuilt
             else:
@@ -303,14 +307,37 @@ class Decoder(StmtMutator):
             return body
         return out
 
-    def mutate(self, s: Stmt) -> list[Stmt]:
+    def mutate(self, s: Stmt, out: list[Stmt] | None = None) -> list[Stmt]:
         """``s`` with its operands rewritten, preceded by the copies its uses need and followed
-        by the copies / views made at its definition."""
-        out: list[Stmt] = []
+        by the copies / views made at its definition (appended to ``out``, which is returned)."""
+        if out is None:
+            out = []
         for site, term in self.hoist_before.get(s, ()):
             self.placed[site] = self.make_copy(site, term, s, "before loop", out)
+        uses = self.use_of.get(s)
+        if uses is not None:
+            self.realize_uses(s, uses, out)
+        if type(s) is not AssignStmt:
+            out.append(super().mutate(s))  # type: ignore[arg-type]
+            return out
+        out.append(self.visit_AssignStmt(s))  # type: ignore[arg-type]
+        if s in self.def_copies:
+            for site, term in self.def_copies[s]:
+                self.placed[site] = self.make_copy(site, term, s, "definition", out)
+        if s in self.win_term:
+            w = self.enc.window_of.get(s.target)  # type: ignore[attr-defined]
+            if w is not None and w.stmt is s and w.key in self.bufs_needed \
+                    and w.key not in self.buf_var:
+                self.make_buf(w, out)
+        if s in self.views:
+            self.make_views(s, out)  # type: ignore[arg-type]
+        return out
+
+    def realize_uses(self, s: Stmt, uses: list[tuple[UseSite, Term]], out: list[Stmt]) -> None:
+        """The copies the uses at ``s`` read (made before ``s`` unless placed already) and the
+        operands of ``s`` they replace (``repl_at``)."""
         repl: dict[tuple, Var] = {}
-        for site, term in self.use_of.get(s, ()):
+        for site, term in uses:
             if term[0] == "Copy":
                 v = self.placed.get(site)
                 if v is None:
@@ -326,20 +353,6 @@ class Decoder(StmtMutator):
                 self.decisions.append(Decision("view", site, term))
         if repl:
             self.repl_at[s] = repl
-        out.append(super().mutate(s))  # type: ignore[arg-type]
-        if not isinstance(s, AssignStmt):
-            return out
-        if s in self.def_copies:
-            for site, term in self.def_copies[s]:
-                self.placed[site] = self.make_copy(site, term, s, "definition", out)
-        if s in self.win_term:
-            w = self.enc.window_of.get(s.target)
-            if w is not None and w.stmt is s and w.key in self.bufs_needed \
-                    and w.key not in self.buf_var:
-                self.make_buf(w, out)
-        if s in self.views:
-            self.make_views(s, out)
-        return out
 
     def nested(self, body: list[Stmt]) -> list[Stmt]:
         """A nested body is a scope of its own for shared copies."""

@@ -43,13 +43,14 @@ def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
     ever adds a node after its children, so one pass over the ids in order builds every node
     from finished children (no recursion, no stack: extracted terms can be deep)."""
     memo: list[object] = []
+    push, built = memo.append, memo.__getitem__
     app, lit = eb.TermApp, eb.TermLit
-    for tid in range(root + 1):
-        node = td.get(tid)
-        if type(node) is app:
-            memo.append((node.name, *[memo[a] for a in node.args]))  # a < tid: built already
-        elif type(node) is lit:
-            memo.append(node.value.value)
+    for node in map(td.get, range(root + 1)):
+        kind = type(node)
+        if kind is app:
+            push((node.name, *map(built, node.args)))  # its arguments precede it: built already
+        elif kind is lit:
+            push(node.value.value)
         else:
             raise AssertionError(f"unexpected term {node!r}")
     return memo[root]  # type: ignore[return-value]
@@ -58,12 +59,14 @@ def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
 def flatten_roots(term: Term) -> list[Term]:
     """The leaves of a balanced ``RP`` tree, in order, unwrapped from ``R`` / ``RT`` / ``RI``."""
     out: list[Term] = []
+    leaf = out.append
     stack = [term]
+    push, pop = stack.append, stack.pop
     while stack:
-        t = stack.pop()
+        t = pop()
         if t[0] == "RP":
-            stack.append(t[2])
-            stack.append(t[1])
+            push(t[2])
+            push(t[1])
         else:
-            out.append(t[1])
+            leaf(t[1])
     return out
