@@ -213,16 +213,28 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def size(eg: eb.EGraph) -> int:
+#: the tables of the extraction root tree (:func:`root_tree`).  No rule reads them but their own
+#: ``load`` rules (``rules.sorts``), and every root names a tile or use term the program's rows
+#: create, so the tree can be loaded with those rows, before saturation, instead of after it (a
+#: second ``input`` and ``load`` run); a count leaving these tables out (:func:`size`) is then
+#: the count without the tree.
+ROOT_TABLES = frozenset({"RootRRow", "RootTRow", "RootPairRow", "NRoot", "R", "RT", "RI", "RP"})
+
+
+def size(eg: eb.EGraph, uncounted: frozenset[str] = frozenset()) -> int:
+    """The number of tuples in every table but those named in ``uncounted``."""
     out = eg.run_program(eb.PrintSize(SPAN, None))
     total = 0
     for o in out:
-        for _name, n in getattr(o, "sizes", []):
-            total += n
+        for name, n in getattr(o, "sizes", []):
+            if name not in uncounted:
+                total += n
     return total
 
 
-def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
+def saturate(eg: eb.EGraph, limits: Limits, uncounted: frozenset[str] = frozenset()) -> RunStats:
+    """Run the schedule (see the module's docstring); the node limit and the reported e-node
+    count leave out the tables in ``uncounted``."""
     stats = RunStats()
     t0 = time.perf_counter()
     # phase 1 (not limited, terminates: no rule there creates a new window or index term):
@@ -244,10 +256,10 @@ def saturate(eg: eb.EGraph, limits: Limits) -> RunStats:
         if time.perf_counter() - t0 > limits.seconds:
             stats.limit_hit = f"time limit {limits.seconds:g} s"
             break
-        if stats.iterations % 4 == 0 and size(eg) > limits.nodes:
+        if stats.iterations % 4 == 0 and size(eg, uncounted) > limits.nodes:
             stats.limit_hit = f"node limit {limits.nodes}"
             break
-    stats.enodes = size(eg)
+    stats.enodes = size(eg, uncounted)
     stats.seconds = time.perf_counter() - t0
     return stats
 
@@ -293,9 +305,9 @@ def has_fact(eg: eb.EGraph, relation: str, *ns: int) -> bool:
     return eg.lookup_function(relation, values) is not None
 
 
-def root_tree(eg: eb.EGraph, roots: list[tuple[str, int]]) -> int:
-    """Bind the roots to a balanced binary tree of ``RP`` nodes (never a container root);
-    returns the number ``n`` of the root ``(NRoot n)``."""
+def root_tree(roots: list[tuple[str, int]]) -> tuple[int, dict[str, list[tuple]]]:
+    """The rows binding the roots to a balanced binary tree of ``RP`` nodes (never a container
+    root; tables :data:`ROOT_TABLES`) and the number ``n`` of its root ``(NRoot n)``."""
     rows: dict[str, list[tuple]] = {"RootRRow": [], "RootTRow": [], "RootPairRow": []}
     level = []
     for n, (kind, k) in enumerate(roots, start=1):
@@ -315,5 +327,4 @@ def root_tree(eg: eb.EGraph, roots: list[tuple[str, int]]) -> int:
             else:
                 nxt.append(level[i])
         level = nxt
-    load_tables(eg, rows)
-    return level[0]
+    return level[0], rows

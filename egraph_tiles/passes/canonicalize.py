@@ -84,16 +84,18 @@ def _function(fn: Function, opts: Options, report: Report | None,
     failed = f"the e-graph failed on function {fn.name!r}"
     with schedule.egglog_errors(failed):
         eg = schedule.new_egraph()
-        schedule.load_tables(eg, {**enc.rows, **hoists.rows})
+        # the extraction roots are loaded with the program, not after saturation (one load run
+        # instead of two): no rule reads them, and round 1's e-node count leaves them out
+        root, roots = schedule.root_tree([ref for ref, _ in enc.roots]) if enc.windows else (0, {})
+        schedule.load_tables(eg, {**enc.rows, **hoists.rows, **roots})
         enc.rows = hoists.rows = {}  # loaded: the e-graph holds the facts now (memory, #13)
-        stats = schedule.saturate(eg, opts.limits)
+        stats = schedule.saturate(eg, opts.limits, uncounted=schedule.ROOT_TABLES)
         schedule.run_checks(eg)
     raise_violations(fn, enc, eg)
     if not enc.windows:
         schedule.release(eg)
         return _skipped(fn, report, "no canonical tile.slice")
     with schedule.egglog_errors(failed):
-        root = schedule.root_tree(eg, [ref for ref, _ in enc.roots])
         term = opts.extractor.extract(eg, root)[1]
         if opts.dot_prefix is not None:
             schedule.write_dot(eg, f"{opts.dot_prefix}{fn.name}.dot")
