@@ -167,22 +167,27 @@ def operand_context(op_name: str, index: int | None) -> ops.Role | None:
     return ops.operand_role(op_name, index)
 
 
-def _q(s: str) -> str:
-    return '"' + s + '"'
+def _by_stmt(items: list) -> dict[Stmt, list]:
+    """The storage edges (or writes) of each statement, in order."""
+    out: dict[Stmt, list] = {}
+    for x in items:
+        at = out.get(x.stmt)
+        if at is None:
+            out[x.stmt] = [x]
+        else:
+            at.append(x)
+    return out
 
 
 class Encoder(StmtVisitor):
     def __init__(self, fx: Effects, program: Program | None = None) -> None:
         self.enc = Encoding()
+        self._rows = self.enc.rows
         self.fx = fx
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
-        self._edges: dict[Stmt, list[Edge]] = {}
-        for e in fx.edges:
-            self._edges.setdefault(e.stmt, []).append(e)
-        self._writes: dict[Stmt, list[Write]] = {}
-        for w in fx.writes:
-            self._writes.setdefault(w.stmt, []).append(w)
+        self._edges: dict[Stmt, list[Edge]] = _by_stmt(fx.edges)
+        self._writes: dict[Stmt, list[Write]] = _by_stmt(fx.writes)
         self._n = 0
         self._sym_of: dict[Var, int] = {}
         self._lit: dict[int, int] = {}
@@ -208,9 +213,9 @@ class Encoder(StmtVisitor):
         return self._n
 
     def row(self, table: str, *values: object) -> None:
-        rows = self.enc.rows.get(table)
+        rows = self._rows.get(table)
         if rows is None:
-            rows = self.enc.rows[table] = []
+            rows = self._rows[table] = []
         rows.append(values)
 
     # ------------------------------------------------------------------ scalars
@@ -471,9 +476,9 @@ class Encoder(StmtVisitor):
         for k, a in call_operands(call):
             if isinstance(a, VarRef) and isinstance(a.var.type, TileType) \
                     and self.callee_uses(call.op, k) & {"write", "acc"}:
-                self.fresh("wr")
-                self.row("WriteRow", self._n, self.tile(a.var))
-                self.enc.writes.append(WriteSite(self._n, stmt, a.var, call.op))
+                n = self.number()  # (before tile() may number a new leaf)
+                self.row("WriteRow", n, self.tile(a.var))
+                self.enc.writes.append(WriteSite(n, stmt, a.var, call.op))
 
     def alias(self, dst: Var, src: Var) -> None:
         """``dst`` names ``src``'s tile: the same tile term, window and slice facts."""
@@ -505,13 +510,14 @@ class Encoder(StmtVisitor):
         for w in self._writes.get(stmt, ()):
             if not isinstance(w.var.type, TileType) or w.opaque and self.is_program_call(w.op):
                 continue  # (a program function's writes come from its summary: call_writes)
-            self.fresh("wr")
+            # (the site's key is the row's number, taken before tile() may number a new leaf)
+            k = self.number()
             if w.opaque:  # an unclassified op may write it: (MayWriteRow n t), never assumed read-only
-                self.row("MayWriteRow", self._n, self.tile(w.var))
-                self.enc.unclassified.append(WriteSite(self._n, stmt, w.var, w.op))
+                self.row("MayWriteRow", k, self.tile(w.var))
+                self.enc.unclassified.append(WriteSite(k, stmt, w.var, w.op))
             else:
-                self.row("WriteRow", self._n, self.tile(w.var))
-                self.enc.writes.append(WriteSite(self._n, stmt, w.var, w.op))
+                self.row("WriteRow", k, self.tile(w.var))
+                self.enc.writes.append(WriteSite(k, stmt, w.var, w.op))
         for e in self._edges.get(stmt, ()):
             if e.kind in (Share.WRITEBACK, Share.VIEW):
                 self.edge(e.dst, e.src)

@@ -1,0 +1,45 @@
+"""The encoder's bookkeeping (egraph.encode): each site it records is keyed by the number of the
+row it stated, so a violation fact names the statement that caused it."""
+
+from dslkit import vec_program
+from egraph_tiles.egraph.encode import encode_function
+from egraph_tiles.ir.effects import function_effects
+
+
+def _encoding(*lines: str):
+    fn = vec_program(*lines).functions[0]
+    return encode_function(fn, function_effects(fn))
+
+
+def test_write_site_key_is_its_write_rows_number_when_the_written_tile_has_no_term_yet():
+    # before: w = slice(v, ...); t = create(...); t2 = assemble(t, w, [0, 0]) — ``t`` gets its
+    # leaf term only when the write is stated: the site keeps the write row's number
+    enc = _encoding("w = pl.tile.slice(v, [16, 8], [0, 8])",
+                    "t = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)",
+                    "t2 = pl.tile.assemble(t, w, [0, 0])")
+    assert [w.var.name for w in enc.writes] == ["t"]
+    assert [w.key for w in enc.writes] == [n for n, _ in enc.rows["WriteRow"]]
+    assert enc.rows["WriteRow"][0][1] == enc.tile_of[enc.writes[0].var]
+
+
+def test_unclassified_write_site_key_is_its_may_write_rows_number():
+    enc = _encoding("w = pl.tile.slice(v, [16, 8], [0, 8])",
+                    "t = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)",
+                    "pld.tile.remote_store(t, out)")
+    assert [w.var.name for w in enc.unclassified] == ["t"]
+    assert [w.key for w in enc.unclassified] == [n for n, _ in enc.rows["MayWriteRow"]]
+
+
+def test_each_tile_states_its_own_types_leaf_facts():
+    # a and b share one shape, c has another: each leaf states its type's memory, bits, pitch
+    enc = _encoding("a = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)",
+                    "b = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)",
+                    "c = pl.tile.load(x, [0, 0], [8, 8], target_memory=pl.Mem.Vec)",
+                    "wa = pl.tile.slice(a, [16, 8], [0, 8])", "wb = pl.tile.slice(b, [16, 8], [0, 8])",
+                    "wc = pl.tile.slice(c, [8, 4], [0, 4])")
+    ka, kb, kc = (enc.tile_of[w.src] for w in enc.windows)
+    leaf = {row[0]: row[2:] for row in enc.rows["LeafRow"]}
+    pitch = dict(enc.rows["PitchRow"])
+    assert leaf[ka] == leaf[kb] == leaf[kc] == ("Vec", 32)
+    assert (pitch[ka], pitch[kb], pitch[kc]) == (16, 16, 8)
+    assert {k for k, in enc.rows["FreshRow"]} >= {ka, kb, kc}
