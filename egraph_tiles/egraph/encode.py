@@ -196,10 +196,12 @@ class Encoder(StmtVisitor):
         #: the same, also through views of such a slice (set_validshape, ...): vector-op checks
         self._raw_view: dict[Var, tuple[int, AssignStmt]] = {}
         #: op name -> :meth:`call_kind`; (op, operand) -> :meth:`callee_uses`; op name ->
-        #: :meth:`returned_param` (issue 13: read once per op, not once per call)
+        #: :meth:`returned_param`; (op, operand) -> :meth:`context` (issue 13: read once per op,
+        #: not once per call)
         self._kinds: dict[str, tuple[bool, bool, bool]] = {}
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
         self._returned: dict[str, int | None] = {}
+        self._contexts: dict[tuple[str, int | None], ops.Role | None] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
         self._types: dict[int, tuple[Type | None, tuple]] = {}
 
@@ -439,6 +441,15 @@ class Encoder(StmtVisitor):
         return self._returned[op]
 
     def context(self, op: str, index: int | None) -> ops.Role | None:
+        """The use context of operand ``index`` of a call of ``op`` (:meth:`find_context`, read
+        once per operand of each op)."""
+        try:
+            return self._contexts[op, index]
+        except KeyError:
+            ctx = self._contexts[op, index] = self.find_context(op, index)
+            return ctx
+
+    def find_context(self, op: str, index: int | None) -> ops.Role | None:
         """The use context of an operand.  For a program function, what it does with the tile
         decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
         use, or a col_expand use together with a vector use or write ``CALL`` (dense and
