@@ -7,6 +7,7 @@ the rules in ``egraph_tiles.rules`` and the extractor.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..ir import ops
@@ -182,7 +183,7 @@ def _by_stmt(items: list) -> dict[Stmt, list]:
 class Encoder(StmtVisitor):
     def __init__(self, fx: Effects, program: Program | None = None) -> None:
         self.enc = Encoding()
-        self._rows = self.enc.rows
+        self._rows: defaultdict[str, list[tuple]] = defaultdict(list)
         self.fx = fx
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
@@ -215,10 +216,12 @@ class Encoder(StmtVisitor):
         return self._n
 
     def row(self, table: str, *values: object) -> None:
-        rows = self._rows.get(table)
-        if rows is None:
-            rows = self._rows[table] = []
-        rows.append(values)
+        self._rows[table].append(values)
+
+    def finish(self) -> Encoding:
+        """The encoding, its rows a plain dict (a table is there once it has a row)."""
+        self.enc.rows = dict(self._rows)
+        return self.enc
 
     # ------------------------------------------------------------------ scalars
     def scalar_sym(self, var: Var) -> int:
@@ -267,26 +270,27 @@ class Encoder(StmtVisitor):
         k = self._n
         self.enc.tile_of[var] = k
         self.enc.leaves[key] = var
-        mem, bits, pitch, cols, start = self.leaf_facts(var.type)
-        self.row("LeafRow", k, key, mem, bits)
+        t = var.type
+        known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
+        mem, bits, pitch, cols, start = known[1] if known is not None and known[0] is t \
+            else self.leaf_facts(t)
+        rows = self._rows  # (one leaf per tile: its rows appended without row())
+        rows["LeafRow"].append((k, key, mem, bits))
         if pitch is not None:
             if cols is not None:
-                self.row("PitchRow", k, cols)
-            self.row("PitchIdxRow", k, self.idx(pitch))
+                rows["PitchRow"].append((k, cols))
+            rows["PitchIdxRow"].append((k, self.idx(pitch)))
         if start is _FRESH:
-            self.row("FreshRow", k)
+            rows["FreshRow"].append((k,))
         elif start is not None:
-            self.row("MemrefRow", k, self.idx(start))
+            rows["MemrefRow"].append((k, self.idx(start)))
         return k
 
     def leaf_facts(self, t: Type | None) -> tuple[str, int, Expr | None, int | None, object]:
         """What a leaf of type ``t`` states: its memory (``?`` unknown), storage bits, row pitch
         (the extent of dim 1 of a 2-d tile, and as an int when constant) and buffer start
         (``_FRESH`` a fresh buffer, a byte-offset index expression, or None: unknown).  Read once
-        per type object: values of one shape share theirs (issue 13)."""
-        known = self._types.get(id(t))
-        if known is not None and known[0] is t:  # (the entry holds ``t``: its id is not reused)
-            return known[1]
+        per type object (kept in ``_types``: values of one shape share theirs, issue 13)."""
         if not isinstance(t, TileType):
             facts: tuple[str, int, Expr | None, int | None, object] = ("?", 0, None, None, None)
         else:
@@ -615,4 +619,4 @@ def encode_function(fn: Function, fx: Effects | None = None,
     ``program``'s functions are summarized by :mod:`egraph.calls`)."""
     enc = Encoder(fx if fx is not None else function_effects(fn), program)
     enc.visit_body(fn.body)
-    return enc.enc
+    return enc.finish()
