@@ -1,6 +1,8 @@
 """The encoder's bookkeeping (egraph.encode): each site it records is keyed by the number of the
 row it stated, so a violation fact names the statement that caused it."""
 
+import pytest
+
 from dslkit import vec_program
 from egraph_tiles.egraph.encode import encode_function
 from egraph_tiles.ir.effects import function_effects
@@ -11,23 +13,18 @@ def _encoding(*lines: str):
     return encode_function(fn, function_effects(fn))
 
 
-def test_write_site_key_is_its_write_rows_number_when_the_written_tile_has_no_term_yet():
-    # before: w = slice(v, ...); t = create(...); t2 = assemble(t, w, [0, 0]) — ``t`` gets its
-    # leaf term only when the write is stated: the site keeps the write row's number
+@pytest.mark.parametrize("write, sites, table", [
+    ("t2 = pl.tile.assemble(t, w, [0, 0])", "writes", "WriteRow"),  # a registry write-back
+    ("pld.tile.remote_store(t, out)", "unclassified", "MayWriteRow"),  # an op that may write
+])
+def test_write_site_key_is_its_rows_number_when_the_written_tile_has_no_term_yet(write, sites, table):
+    # before: w = slice(v, ...); t = create(...); <write into t> — ``t`` gets its leaf term only
+    # when the write is stated: the site keeps the write row's number
     enc = _encoding("w = pl.tile.slice(v, [16, 8], [0, 8])",
-                    "t = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)",
-                    "t2 = pl.tile.assemble(t, w, [0, 0])")
-    assert [w.var.name for w in enc.writes] == ["t"]
-    assert [w.key for w in enc.writes] == [n for n, _ in enc.rows["WriteRow"]]
-    assert enc.rows["WriteRow"][0][1] == enc.tile_of[enc.writes[0].var]
-
-
-def test_unclassified_write_site_key_is_its_may_write_rows_number():
-    enc = _encoding("w = pl.tile.slice(v, [16, 8], [0, 8])",
-                    "t = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)",
-                    "pld.tile.remote_store(t, out)")
-    assert [w.var.name for w in enc.unclassified] == ["t"]
-    assert [w.key for w in enc.unclassified] == [n for n, _ in enc.rows["MayWriteRow"]]
+                    "t = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)", write)
+    site, = getattr(enc, sites)
+    assert site.var.name == "t"
+    assert enc.rows[table] == [(site.key, enc.tile_of[site.var])]
 
 
 def test_each_tile_states_its_own_types_leaf_facts():
