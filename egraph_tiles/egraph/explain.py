@@ -9,19 +9,28 @@ nothing is re-encoded and nothing is added to the e-graph).
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .bindings import eb
 
 from ..ir import ops
 from ..ir.effects import call_of
 from ..ir.exprs import BinOp, Expr, const_int
-from ..ir.target import ALIGN_BITS, copy_bytes
-from ..ir.types import TileType
+from ..dsl.printer import format_expr
+from ..ir.target import ALIGN_BITS
+from ..ir.types import MemorySpace, TileType
 from .decode import Decision
 from .encode import ExtSite, UseSite, Window
+from .loops import window_bytes
 from .report import SliceDecision
 from .schedule import class_of
 
 CAP = 1 << 30  # the known-multiple lattice's top (rules.sorts.CAP)
+
+#: (module constants: an enum member looked up on its class is slow, and these run per decision)
+_CUBE, _COLX, _VEC = (ops.Role.LEFT, ops.Role.RIGHT), ops.Role.COLX, MemorySpace.Vec
+#: each role's label, by its value (a role is a ``str``)
+_LABEL = {role.value: role.label for role in ops.Role}
 
 
 def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
@@ -46,7 +55,7 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
                       site.ctx)
     nbytes = window_bytes(w)
     copied = d.kind == "copy"
-    if site.ctx in (ops.Role.LEFT, ops.Role.RIGHT):
+    if site.ctx in _CUBE:
         mem = site.ctx.copy_memory.value
         if copied:
             why = (f"Mat window as matmul {site.ctx} operand → tile.extract(target_memory={mem}), "
@@ -54,11 +63,11 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
         else:
             why = "not a Mat window: left as it is"
     elif d.buf_var is not None:
-        why = _copy_view_reason(w, copied, d.buf_var.name, eg)
-    elif site.ctx is ops.Role.COLX:
+        why = _copy_view_reason(w, copied, d.buf_var.name, eg, nbytes)
+    elif site.ctx is _COLX:
         why = _colx_reason(w, copied, nbytes)
     else:
-        why = _ord_reason(w, copied, eg)
+        why = _ord_reason(w, copied, eg, nbytes)
     if d.kind == "copy" and d.placement == "shared":
         why += f" (shares the copy {d.copy_var.name})"
     return SliceDecision(w.var.name, label, "copy" if copied else "view", why,
@@ -75,7 +84,7 @@ def use_label(op: str, slot: tuple, ctx: ops.Role) -> str:
         return f"yield value {slot[1]}"
     if not ops.classified(op):  # it may write its operand: kept only as a proven aligned view
         return f"{op} operand {slot[1]} (unclassified op: it may write its operand)"
-    return f"{op} {ops.Role(ctx).label} {slot[1]}"
+    return f"{op} {_LABEL[ctx]} {slot[1]}"
 
 
 def window_bits(w: Window) -> int:
@@ -83,9 +92,10 @@ def window_bits(w: Window) -> int:
     return t.dtype.storage_bits if isinstance(t, TileType) else 0
 
 
-def window_bytes(w: Window) -> int:
-    t = w.var.type
-    return copy_bytes((w.rows, w.cols), t.dtype) if isinstance(t, TileType) else 0
+def _pitch(t: object) -> int | None:
+    """The columns of a tile type of constant shape (None: not one)."""
+    dims = t.const_shape() if isinstance(t, TileType) else None
+    return dims[-1] if dims else None
 
 
 def pow2_part(n: int, cap: int = CAP) -> int:
@@ -108,24 +118,28 @@ def _root_offsets(w: Window, eg: eb.EGraph) -> tuple[Expr, Expr, int | None, int
     """The accumulated offsets of ``w`` and the known multiples proven for them: the class of
     the left-nested ``Add`` of the chain's offset terms (what ``peel-chained-slice`` built)."""
     chain = w.chain()
-    mults = []
-    for e, axis in zip(_accumulated(w), (0, 1)):
+
+    def offset_class(axis: int) -> object | None:
         cls = class_of(eg, "NI", chain[0].offset_terms[axis])
         for x in chain[1:]:
             nxt = class_of(eg, "NI", x.offset_terms[axis])
             cls = eg.lookup_function("Add", [cls, nxt]) if cls is not None else None
-        mults.append(_multiple(eg, e, cls))
+        return cls
+
     r, c = _accumulated(w)
-    return r, c, mults[0], mults[1]
+    return (r, c, _multiple(eg, r, lambda: offset_class(0)),
+            _multiple(eg, c, lambda: offset_class(1)))
 
 
-def _multiple(eg: eb.EGraph, e: Expr, cls: object | None) -> int | None:
-    """The known multiple of offset ``e`` (e-class ``cls``): the ``Mult`` fact, or the value's
-    own power of two when ``e`` is a constant."""
+def _multiple(eg: eb.EGraph, e: Expr, cls: Callable[[], object | None]) -> int | None:
+    """The known multiple of offset ``e``: the value's own power of two when ``e`` is a
+    constant, else the ``Mult`` fact of its e-class ``cls()`` (looked up only then: each
+    e-graph evaluation costs tens of microseconds, and most offsets are constants)."""
     k = const_int(e)
     if k is not None:
         return pow2_part(k)
-    m = eg.lookup_function("Mult", [cls]) if cls is not None else None
+    c = cls()
+    m = eg.lookup_function("Mult", [c]) if c is not None else None
     return None if m is None else eg.value_to_i64(m)
 
 
@@ -133,8 +147,6 @@ def alignment_reason(off_row: Expr, off_col: Expr, pitch: int | None, bits: int,
                      mult_row: int | None, mult_col: int | None, base_mult: int | None,
                      nbytes: int, kept: bool) -> str:
     """The arithmetic behind an ordinary-operand decision, from the e-graph's known multiples."""
-    from ..dsl.printer import format_expr
-
     parts = []
     r, c = const_int(off_row), const_int(off_col)
     if r is not None and c is not None and pitch is not None:
@@ -157,7 +169,7 @@ def alignment_reason(off_row: Expr, off_col: Expr, pitch: int | None, bits: int,
 def _colx_reason(w: Window, copied: bool, nbytes: int) -> str:
     r, c = _accumulated(w)
     base = w.root.src.type
-    bcols = base.const_shape()[-1] if isinstance(base, TileType) and base.const_shape() else None
+    bcols = _pitch(base)
     static = const_int(r) is not None and const_int(c) is not None
     contiguous = w.rows == 1 or (bcols is not None and w.cols == bcols)
     shape = f"[{w.rows}, {w.cols}] of a {bcols}-column base"
@@ -172,25 +184,25 @@ def _colx_reason(w: Window, copied: bool, nbytes: int) -> str:
     return f"not proven an identity copy → copy {nbytes} B"
 
 
-def _copy_view_reason(w: Window, copied: bool, buf: str, eg: eb.EGraph) -> str:
+def _copy_view_reason(w: Window, copied: bool, buf: str, eg: eb.EGraph, nbytes: int) -> str:
     """A use read from its parent's copy ``buf`` (fresh, aligned, pitch = the parent's columns),
     at the child's own offsets."""
     assert w.parent is not None
     (r, c), (kr, kc) = w.offsets, w.offset_terms
-    mr, mc = (_multiple(eg, e, class_of(eg, "NI", k)) for e, k in ((r, kr), (c, kc)))
-    reason = alignment_reason(r, c, w.parent.cols, window_bits(w), mr, mc, None,
-                              window_bytes(w), not copied)
+    mr = _multiple(eg, r, lambda: class_of(eg, "NI", kr))
+    mc = _multiple(eg, c, lambda: class_of(eg, "NI", kc))
+    reason = alignment_reason(r, c, w.parent.cols, window_bits(w), mr, mc, None, nbytes,
+                              not copied)
     return f"{'view' if not copied else 'copy'} of the parent's copy {buf}: {reason}"
 
 
-def _ord_reason(w: Window, copied: bool, eg: eb.EGraph) -> str:
+def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int) -> str:
     base = w.root.src.type
-    if isinstance(base, TileType) and base.memory is not None and base.memory.value != "Vec":
+    if isinstance(base, TileType) and base.memory is not None and base.memory is not _VEC:
         return f"{base.memory.value} window outside the pass's scope for this consumer: left as it is"
     r, c, mr, mc = _root_offsets(w, eg)
-    pitch = base.const_shape()[-1] if isinstance(base, TileType) and base.const_shape() else None
+    pitch = _pitch(base)
     base_mult = None
     if isinstance(base, TileType) and base.memref is not None and base.memref.is_known:
         base_mult = pow2_part(base.memref.byte_offset * 8)
-    return alignment_reason(r, c, pitch, window_bits(w), mr, mc, base_mult, window_bytes(w),
-                            not copied)
+    return alignment_reason(r, c, pitch, window_bits(w), mr, mc, base_mult, nbytes, not copied)
