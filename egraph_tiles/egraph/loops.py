@@ -367,10 +367,14 @@ def hoist_facts(fn: Function, fx: Effects, enc: Encoding, model: CostModel) -> H
 
 def dynamic_copy_bytes(fn: Function, model: CostModel) -> int:
     """Bytes the function's ``tile.extract`` statements move per call: bytes × executions."""
-    from ..metrics import extract_bytes, extract_calls
+    from ..metrics import extract_bytes
 
-    weight = statement_weights(fn.body, model)
-    return round(sum(extract_bytes(t, c) * weight[s] for s, t, c in extract_calls(fn)))
+    total: int | Fraction = 0
+    for s, w in statement_weights(fn.body, model).items():  # (every statement, one walk)
+        call = call_of(s)
+        if call is not None and call.op == "tile.extract":
+            total += extract_bytes(s.target if isinstance(s, AssignStmt) else None, call) * w
+    return round(total)
 
 
 def annotate_report(rows: list, decisions: list, facts: HoistFacts, fn: Function,
