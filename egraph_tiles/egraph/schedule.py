@@ -78,14 +78,22 @@ def new_egraph() -> eb.EGraph:
 
 #: idle prepared e-graphs by rules program (each holds the program only)
 _IDLE: dict[str, list[eb.EGraph]] = {}
+#: times each prepared e-graph (by ``id``) was handed out
+_USES: dict[int, int] = {}
+#: a prepared e-graph is handed out this many times, then dropped (the next user builds a new
+#: one).  egglog keeps a report of every rule run across push / pop (~200 entries per function
+#: for the engine's program) and each push copies it: push + pop took ~0.3 ms longer per 100
+#: functions, and resident memory grew ~40 KB per function (issue 13).  A rebuild costs ~50 ms.
+REBUILD_AFTER = 200
 
 
 def prepared(program: str) -> eb.EGraph:
     """An e-graph holding the definitions and rules of ``program``.  Building one (typing and
     compiling the rules) costs ~50 ms, more than optimizing a 300-statement kernel, so it is
     built once per process: its state is pushed when it is handed out and popped by
-    :func:`release`, and each user starts from the bare program.  One never released (an
-    error on the way) is simply dropped."""
+    :func:`release`, and each user starts from the bare program (up to
+    :data:`REBUILD_AFTER` users).  One never released (an error on the way) is simply
+    dropped."""
     idle = _IDLE.get(program)
     if idle:
         eg = idle.pop()
@@ -93,7 +101,9 @@ def prepared(program: str) -> eb.EGraph:
         eg = eb.EGraph()
         for form in top_level_forms(program):  # one at a time: see top_level_forms
             eg.run_program(*eg.parse_program(form))
+        _USES[id(eg)] = 0
     eg.run_program(eb.Push(1))
+    _USES[id(eg)] += 1
     return eg
 
 
@@ -142,21 +152,24 @@ KEEP_IDLE_BELOW = 50_000
 
 def release(eg: eb.EGraph, program: str | None = None) -> None:
     """Give back an e-graph from :func:`prepared` (``program``; the engine's by default):
-    its state is popped and it is handed out again — unless it is an auxiliary one that grew
-    past :data:`KEEP_IDLE_BELOW` e-nodes, then it is dropped.  Do not use ``eg`` afterwards."""
+    its state is popped and it is handed out again — unless it was handed out
+    :data:`REBUILD_AFTER` times or is an auxiliary one that grew past :data:`KEEP_IDLE_BELOW`
+    e-nodes, then it is dropped.  Do not use ``eg`` afterwards."""
     main = program is None or program == program_text()
     program = program_text() if program is None else program
     idle = _IDLE.setdefault(program, [])
     if any(x is eg for x in idle):
         return
     try:
-        if not main and size(eg) >= KEEP_IDLE_BELOW:
-            return
-        eg.run_program(eb.Pop(SPAN, 1))
+        keep = main or size(eg) < KEEP_IDLE_BELOW
+        if keep:
+            eg.run_program(eb.Pop(SPAN, 1))
     except BaseException:  # not one of ours, or broken by a panic: drop it
-        return
-    if len(idle) < 2:
+        keep = False
+    if keep and len(idle) < 2 and _USES.get(id(eg), REBUILD_AFTER) < REBUILD_AFTER:
         idle.append(eg)
+    else:
+        _USES.pop(id(eg), None)
 
 
 def load(eg: eb.EGraph, commands: list[str]) -> None:
