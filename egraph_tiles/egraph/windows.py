@@ -54,7 +54,7 @@ class _Encoding:
     #: the ``NI`` id of each scalar variable's ``(Sym "u<uid>")``, by ``Var.uid``
     syms: dict[int, int] = field(default_factory=dict)
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
-    #: the variables given a symbol since the loop-bounds worklist last looked (``statements``)
+    #: every variable given a symbol, in order (the loop worklist of ``statements``)
     new_syms: list[int] = field(default_factory=list)
     #: the ``NI`` id of each ``Idx`` node stated, by its row (one id per distinct node)
     idx: dict[tuple, int] = field(default_factory=dict)
@@ -62,6 +62,8 @@ class _Encoding:
     written: set[Var] = field(default_factory=set)
     #: the relevant Acc tiles a ``tile.slice`` takes a window of: the only possible parents
     parents: set[Var] = field(default_factory=set)
+    #: the storage edges between relevant values (``sharing``)
+    edges: list[Edge] = field(default_factory=list)
 
     def row(self, table: str, *values: object) -> None:
         self.rows[table].append(values)
@@ -195,32 +197,28 @@ class _Encoding:
                     self.call(self.stmt(s), s.call, None)
             elif isinstance(s, ForStmt):
                 loops.append(s)
-        # a loop's bounds matter when it carries a relevant value (``w-two-trips``) or its
-        # variable occurs in a stated offset (``LoopVar`` multiples), transitively: a worklist
-        # in rounds (each in program order), a waiting loop woken when its variable first gets a
-        # symbol (by index, never by comparing statements: ``ForStmt`` equality is structural)
-        waiting: dict[int, list[int]] = defaultdict(list)
-        todo = []
-        for i, s in enumerate(loops):
-            if s.loop_var.uid in self.syms or any(self.relevant(ia) for ia in s.iter_args):
-                todo.append(i)
-            else:
-                waiting[s.loop_var.uid].append(i)
-        while todo:
-            self.new_syms = []
-            for i in todo:
-                s = loops[i]
-                start, step = self.off(s.start), self.off(s.step)
-                self.row("WBoundsRow", self.stmt(s), start, self.off(s.stop), step)
-                self.row("LoopRow", self.sym(s.loop_var.uid), start, step)
-            todo = sorted(i for uid in self.new_syms for i in waiting.pop(uid, ()))
+        # a loop variable's known multiple (``LoopVar``, from the loop's start and step) matters
+        # where its symbol occurs in a stated offset or scalar definition, transitively through
+        # the starts and steps stated for it: a worklist over the symbols in the order given
+        by_var = {s.loop_var.uid: s for s in loops}
+        done = 0
+        while done < len(self.new_syms):
+            s = by_var.get(self.new_syms[done])
+            done += 1
+            if s is not None:
+                self.row("LoopRow", self.sym(s.loop_var.uid), self.off(s.start), self.off(s.step))
+        # the bounds (trip counts ``w_ge1`` / ``w_le1``) matter at a loop carrying a relevant
+        # value (the branch rules at its carries); a bound folds to a literal or not whatever
+        # the multiples of the symbols in it, so those need no ``LoopVar``
+        for s in loops:
+            if any(ia in written for ia in s.iter_args):
+                self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
+                         self.off(s.step))
 
     def sharing(self) -> None:
         """Aliases, loop carries and if merges, from the storage edges of the effects."""
         arms: dict[tuple[int, int], list[Edge]] = defaultdict(list)
-        for e in self.fx.edges:
-            if not self.relevant(e.dst):  # both ends share storage
-                continue
+        for e in self.edges:
             if e.kind is Share.ALIAS and isinstance(e.dst.type, TileType):
                 self.row("w_alias", self.var(e.dst), self.var(e.src))
             elif e.kind is Share.LOOP_INIT:
@@ -286,12 +284,12 @@ def _acc_parent(v: Var) -> bool:
     return isinstance(t, TileType) and t.memory is MemorySpace.Acc and t.rank in (2, 3)
 
 
-def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var]]:
-    """The values the check encodes (``_Encoding.relevant``): the storage classes of the written
-    operands (and of the arguments a program function returning its parameter ties to them:
-    egraph.calls) that hold an Acc tile ``w-acc-parent`` may accept, when the class — or a class
-    a program function call ties to it — holds a possible parent: such a tile that a
-    ``tile.slice`` takes a window of.
+def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var], list[Edge]]:
+    """The values the check encodes (``_Encoding.relevant``), the possible parents among them
+    and the storage edges between them: the storage classes of the written operands (and of the
+    arguments a program function returning its parameter ties to them: egraph.calls) that hold
+    an Acc tile ``w-acc-parent`` may accept, when the class — or a class a program function call
+    ties to it — holds a possible parent: such a tile that a ``tile.slice`` takes a window of.
 
     A violation checks a window of its parent P (``w_check s v P ...``), and every window starts
     at a slice of P (``w-names-slice`` / ``w-names-page-slice``: the parent is the source of the
@@ -302,7 +300,7 @@ def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var]]
     accumulators a loop fills in a tile of their own are not stated at all."""
     acc = _accumulating_writes(fx, program)
     written = [w.var for w in fx.writes if not w.opaque] + [w.var for w in acc]
-    members: dict[Var, list[Var]] = {r: [r] for r in (fx.storage(v) for v in written)}
+    members: dict[Var, list[Var]] = {r: [r] for r in map(fx.storage, written)}
     # a program function returning its parameter: the call's result and the argument are one tile
     links = []
     for st in fx.stmts[1:] if program is not None else ():
@@ -317,34 +315,36 @@ def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var]]
             for p, q in ((x, y), (y, x)):
                 if fx.storage(p) in members and fx.storage(q) not in members:
                     members[fx.storage(q)] = [fx.storage(q)]
-    sliced = set()  # the Acc tiles a slice takes a window of
-    for e in fx.edges:
-        m = members.get(fx.storage(e.dst))  # (an edge's two ends share one class)
-        if m is not None:
-            m += (e.dst, e.src)
-        if e.kind is Share.SLICE and _acc_parent(e.src):
-            sliced.add(e.src)
-    for x, y in links:
-        for v in (x, y):
-            m = members.get(fx.storage(v))
-            if m is not None:
-                m.append(v)
+    kind = Share.SLICE
+    sliced = {e.src for e in fx.edges if e.kind is kind and _acc_parent(e.src)}
     parents = {fx.storage(p) for p in sliced}  # the classes holding a possible parent
     ties = links + [(w.stmt.target, w.var) for w in acc if isinstance(w.stmt, AssignStmt)]
     for _ in ties:  # (to a fixpoint)
         for x, y in ties:
             if (fx.storage(x) in parents) != (fx.storage(y) in parents):
                 parents |= {fx.storage(x), fx.storage(y)}
+    members = {r: m for r, m in members.items() if r in parents}
+    edges = {r: [] for r in members}
+    for e in fx.edges:
+        r = fx.storage(e.dst)  # (an edge's two ends share one class)
+        if r in members:
+            members[r] += (e.dst, e.src)
+            edges[r].append(e)
+    for x, y in links:
+        for v in (x, y):
+            m = members.get(fx.storage(v))
+            if m is not None:
+                m.append(v)
     # a violation names a parent ``w-acc-parent`` accepts, in the written value's class
-    written = {x for r, m in members.items() if r in parents and any(map(_acc_parent, m))
-               for x in m}
-    return written, sliced & written
+    kept = [r for r, m in members.items() if any(map(_acc_parent, m))]
+    written = {x for r in kept for x in members[r]}
+    return written, sliced & written, [e for r in kept for e in edges[r]]
 
 
 def encode(function: Function, fx: Effects | None = None,
            program: Program | None = None) -> _Encoding:
     enc = _Encoding(fx if fx is not None else function_effects(function), program)
-    enc.written, enc.parents = _relevant(enc.fx, program)
+    enc.written, enc.parents, enc.edges = _relevant(enc.fx, program)
     if not enc.written:
         return enc  # nothing to check (``violations`` stops here)
     for p in function.params:
