@@ -259,30 +259,31 @@ def var_reads(e: Expr, out: list[Var] | None = None) -> list[Var]:
     t = type(e)
     if t is VarRef:
         out.append(e.var)  # type: ignore[attr-defined]
-        return out
-    if t in _LEAVES:
-        return out
-    for c in children(e):
+    elif t is Call:  # (the common nodes by exact type: no children tuple built)
+        _reads(e.args, out)  # type: ignore[attr-defined]
+        if e.kwargs:  # type: ignore[attr-defined]
+            _reads([v for _, v in e.kwargs], out)  # type: ignore[attr-defined]
+    elif t is ListExpr:
+        _reads(e.items, out)  # type: ignore[attr-defined]
+    elif t not in _LEAVES:
+        _reads(children(e), out)
+    return out
+
+
+def _reads(items: tuple[Expr, ...] | list[Expr], out: list[Var]) -> None:
+    """:func:`var_reads` of each of ``items``, in order."""
+    for c in items:
         tc = type(c)
         if tc is VarRef:
             out.append(c.var)  # type: ignore[attr-defined]
         elif tc not in _LEAVES:
             var_reads(c, out)
-    return out
 
 
 def free_vars(e: Expr) -> list[Var]:
     """Variables used by ``e``, in first-use order."""
     reads = var_reads(e)
-    if len(reads) < 2:
-        return reads
-    out: list[Var] = []
-    seen: set[int] = set()
-    for v in reads:
-        if id(v) not in seen:
-            seen.add(id(v))
-            out.append(v)
-    return out
+    return reads if len(reads) < 2 else list(dict.fromkeys(reads))  # (a Var hashes by identity)
 
 
 def substitute(e: Expr, mapping: dict[int, Expr]) -> Expr:
