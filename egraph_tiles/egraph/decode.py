@@ -30,12 +30,13 @@ from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef,
                         substitute)
 from ..ir.mutator import ReadCount, StmtMutator, body_fields
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt, YieldStmt
-from ..ir.types import MemorySpace, TileType
+from ..ir.types import DType, MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
 from .extract import Term
 
 _SUFFIX = {"Vec": "ext", "Left": "left", "Right": "right"}
 _MEMORY = {m.value: m for m in MemorySpace}  # (faster than the enum's own lookup by value)
+_MEMORY_SYMBOL = {m: Symbol(("Mem", m.value), m) for m in MemorySpace}
 
 
 @dataclass
@@ -70,6 +71,7 @@ class Decoder(StmtMutator):
         self.repl_at: dict[Stmt, dict[tuple, Var]] = {}
         #: plain alias -> the copy it was rewritten to read (``a = head`` became ``a = head_ext``)
         self.alias_of_copy: dict[Var, Var] = {}
+        self._tile_types: dict[tuple, tuple[ListExpr, TileType]] = {}
 
     def hazard(self, window: Window, consumer: Stmt, base: Var) -> bool:
         """Whether something may write ``base``'s storage between the slice and the use."""
@@ -261,12 +263,22 @@ class Decoder(StmtMutator):
         ``out`` (``v`` a fresh name from ``stem``); returns ``v``."""
         t = base.type
         assert isinstance(t, TileType)
-        shape = ListExpr((Const(rows), Const(cols)))
-        v = Var(self.fresh_name(stem), TileType(shape.items, t.dtype, mem))
+        shape, ty = self.tile_type(rows, cols, t.dtype, mem)
+        v = Var(self.fresh_name(stem), ty)
         call = Call("tile.extract", (VarRef(base), r, c),
-                    (("shape", shape), ("target_memory", Symbol(("Mem", mem.value), mem))))
+                    (("shape", shape), ("target_memory", _MEMORY_SYMBOL[mem])))
         out.append(AssignStmt(v, call, span))
         return v
+
+    def tile_type(self, rows: int, cols: int, dtype: DType, mem: MemorySpace) -> tuple[ListExpr, TileType]:
+        """The shape ``[rows, cols]`` and the tile type of a copy or view (one object per
+        distinct type: IR nodes are immutable, so the new statements may share them)."""
+        key = (rows, cols, dtype, mem)
+        got = self._tile_types.get(key)
+        if got is None:
+            shape = ListExpr((Const(rows), Const(cols)))
+            got = self._tile_types[key] = (shape, TileType(shape.items, dtype, mem))
+        return got
 
     def make_views(self, s: AssignStmt, out: list[Stmt]) -> None:
         """Views of the parent's copy for the uses of the child slice ``s``, right after it."""
@@ -281,9 +293,8 @@ class Decoder(StmtMutator):
                 r, c = self.idx(win[2], info.pos + 1, info.path), self.idx(win[3], info.pos + 1, info.path)
                 t = buf.type
                 assert isinstance(t, TileType)
-                shape = ListExpr((Const(int(win[4])), Const(int(win[5]))))
-                v = Var(self.fresh_name(f"{site.window.var.name}_view"),
-                        TileType(shape.items, t.dtype, MemorySpace.Vec))
+                shape, ty = self.tile_type(int(win[4]), int(win[5]), t.dtype, MemorySpace.Vec)
+                v = Var(self.fresh_name(f"{site.window.var.name}_view"), ty)
                 out.append(AssignStmt(v, Call("tile.slice", (VarRef(buf), shape, ListExpr((r, c)))),
                                       s.span))
                 made[term] = v
