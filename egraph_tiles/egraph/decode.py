@@ -39,7 +39,7 @@ _MEMORY = {m.value: m for m in MemorySpace}  # (faster than the enum's own looku
 _MEMORY_SYMBOL = {m: Symbol(("Mem", m.value), m) for m in MemorySpace}
 
 
-@dataclass
+@dataclass(slots=True)
 class Decision:
     """What happened to one use / extract / slice (input to the report)."""
 
