@@ -26,7 +26,7 @@ from ..ir.ops import OpTypeError, Storage, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Program, Span, Stmt, WhileStmt
 from ..ir.types import MemorySpace, ScalarType, TileType
 from ..rules import windows as rules
-from .calls import callee_name, param_uses, returned_param
+from .calls import PREFIX, callee_name, param_uses, returned_param
 from .schedule import SPAN, egglog_errors, load_tables, prepared, release
 
 _ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
@@ -54,7 +54,7 @@ class _Encoding:
     #: the ``NI`` id of each scalar variable's ``(Sym "u<uid>")``, by ``Var.uid``
     syms: dict[int, int] = field(default_factory=dict)
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
-    #: every variable given a symbol, in order (the loop worklist of ``statements``)
+    #: every variable given a symbol, in order (the worklist of ``statements``)
     new_syms: list[int] = field(default_factory=list)
     #: the ``NI`` id of each ``Idx`` node stated, by its row (one id per distinct node)
     idx: dict[tuple, int] = field(default_factory=dict)
@@ -177,7 +177,8 @@ class _Encoding:
 
     def statements(self) -> None:
         """Calls defining a relevant value or writing into one (their facts about relevant values
-        only), scalar definitions, and the bounds of the loops that matter.
+        only), the bounds of the loops carrying one, and the definitions of the symbols these
+        use.
 
         Any other call's facts are ``w_call`` / ``w_arg`` rows about an operand it only reads:
         the rules join those with the statement's ``w_result`` (a view, a write-back, a fresh
@@ -186,34 +187,42 @@ class _Encoding:
         fx, written = self.fx, self.written
         writes = {w.stmt for w in fx.writes if w.var in written}
         loops: list[ForStmt] = []
+        defs: dict[int, list[Expr]] = defaultdict(list)  # scalar SSA definitions, by Var.uid
         for s in fx.stmts[1:]:
-            if isinstance(s, AssignStmt):
-                if not isinstance(s.value, Call):
-                    self.assign(s)
-                elif s.target in written or s in writes:
-                    self.call(self.stmt(s), s.value, s.target)
-            elif isinstance(s, EvalStmt):
+            kind = type(s)  # (the statement kinds have no subclasses)
+            if kind is AssignStmt:
+                t, v = s.target, s.value
+                if type(v) is Call:
+                    if t in written or s in writes:
+                        self.call(self.stmt(s), v, t)
+                elif isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg)) or \
+                        isinstance(v, VarRef) and not isinstance(t.type, TileType):
+                    defs[t.uid].append(v)  # (a plain scalar alias too)
+            elif kind is EvalStmt:
                 if s in writes:
                     self.call(self.stmt(s), s.call, None)
-            elif isinstance(s, ForStmt):
+            elif kind is ForStmt:
                 loops.append(s)
-        # a loop variable's known multiple (``LoopVar``, from the loop's start and step) matters
-        # where its symbol occurs in a stated offset or scalar definition, transitively through
-        # the starts and steps stated for it: a worklist over the symbols in the order given
-        by_var = {s.loop_var.uid: s for s in loops}
-        done = 0
-        while done < len(self.new_syms):
-            s = by_var.get(self.new_syms[done])
-            done += 1
-            if s is not None:
-                self.row("LoopRow", self.sym(s.loop_var.uid), self.off(s.start), self.off(s.step))
-        # the bounds (trip counts ``w_ge1`` / ``w_le1``) matter at a loop carrying a relevant
-        # value (the branch rules at its carries); a bound folds to a literal or not whatever
-        # the multiples of the symbols in it, so those need no ``LoopVar``
+        # trip counts (``w_ge1`` / ``w_le1``) are read only at a loop carrying a relevant value
+        # (the branch rules at its carries)
         for s in loops:
             if any(ia in written for ia in s.iter_args):
                 self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
                          self.off(s.step))
+        # the symbols the stated terms use, transitively (a worklist over the symbols in the
+        # order given): a scalar's definition is unioned with its symbol, and a loop variable
+        # gets its known multiple from the loop's start and step (``LoopVar``).  A definition
+        # or loop variable no stated term reaches would only add terms of its own.
+        by_var = {s.loop_var.uid: s for s in loops}
+        done = 0
+        while done < len(self.new_syms):
+            uid = self.new_syms[done]
+            done += 1
+            for v in defs.get(uid, ()):
+                self.row("SymDefRow", self.syms[uid], self.off(v))
+            s = by_var.get(uid)
+            if s is not None:
+                self.row("LoopRow", self.syms[uid], self.off(s.start), self.off(s.step))
 
     def sharing(self) -> None:
         """Aliases, loop carries and if merges, from the storage edges of the effects."""
@@ -231,15 +240,6 @@ class _Encoding:
                 arms[(self.stmt(e.stmt), e.index)].append(e)
         for (i, k), (t, el) in ((key, es) for key, es in arms.items() if len(es) == 2):
             self.row("w_if", i, k, self.var(t.src), self.var(el.src), self.var(t.dst))
-
-    def assign(self, s: AssignStmt) -> None:
-        t, v = s.target, s.value
-        if isinstance(v, Call):
-            self.call(self.stmt(s), v, t)
-        elif isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg)) or \
-                isinstance(v, VarRef) and not isinstance(t.type, TileType):
-            # scalar SSA definitions and plain aliases are unioned with what they name
-            self.row("SymDefRow", self.sym(t.uid), self.off(v))
 
     def call(self, sid: int, c: Call, target: Var | None) -> None:
         d = lookup(c.op)
@@ -303,9 +303,10 @@ def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var],
     members: dict[Var, list[Var]] = {r: [r] for r in map(fx.storage, written)}
     # a program function returning its parameter: the call's result and the argument are one tile
     links = []
-    for st in fx.stmts[1:] if program is not None else ():
-        call = st.value if isinstance(st, AssignStmt) else None
-        if isinstance(call, Call) and callee_name(call.op) is not None:
+    callees = {PREFIX + f.name for f in program.functions} if program is not None else set()
+    for st in fx.stmts[1:] if callees else ():
+        call = st.value if type(st) is AssignStmt else None
+        if type(call) is Call and call.op in callees:
             k = returned_param(program, call.op)
             a = call.args[k] if k is not None and k < len(call.args) else None
             if isinstance(a, VarRef):

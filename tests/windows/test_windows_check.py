@@ -13,6 +13,7 @@ import pytest
 from egraph_tiles.dsl import parse_program
 from egraph_tiles.egraph import windows as win
 from egraph_tiles.egraph.windows import check_acc_windows
+from egraph_tiles.ir.stmts import AssignStmt, ForStmt, walk
 
 import dslkit
 
@@ -614,6 +615,44 @@ return w2
     enc, found = win.violations(fn)
     assert {v.name for v in enc.vars.values()} == {"acc", "w", "w2"}
     assert [(v.rows, v.cols, v.col) for v in found] == [(16, 32, 0)]
+
+
+def test_only_the_definitions_and_loop_variables_a_window_offset_uses_are_stated():
+    # `unused` and the loop variable `i` reach no window offset: no fact about them is stated,
+    # and the offsets that use `off` and `j` still get their known multiples (32 and 16)
+    text = kernel("""
+acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
+unused = blk * 3 + 1
+off = blk * 32
+for i in pl.range(0, 4, 1):
+    w = pl.tile.slice(acc, [16, 32], [0, off])
+    w2 = pl.tile.matmul_acc(w, lhs, rhs)
+for j in pl.range(0, 96, 16):
+    w3 = pl.tile.slice(acc, [16, 32], [0, j])
+    w4 = pl.tile.matmul_acc(w3, lhs, rhs)
+return acc
+""", extra=", blk: pl.Scalar[pl.INDEX]")
+    fn = parse_program(text, filename="kernel.py").functions[0]
+    enc, found = win.violations(fn)
+    assert found == []
+    symbol = {n: uid for uid, n in enc.syms.items()}
+    defined = {symbol[n] for n, _ in enc.rows["SymDefRow"]}
+    looped = {symbol[n] for n, _, _ in enc.rows["LoopRow"]}
+    names = {v.uid: v.name for v in (*(s.target for s in walk(fn.body) if isinstance(s, AssignStmt)),
+                                     *(s.loop_var for s in walk(fn.body) if isinstance(s, ForStmt)))}
+    assert {names[u] for u in defined} == {"off"}
+    assert {names[u] for u in looped} == {"j"}
+
+
+def test_an_offset_defined_through_a_scalar_keeps_its_multiple_for_the_verdict():
+    msg = rejection(kernel("""
+acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
+off = blk * 8
+w = pl.tile.slice(acc, [16, 32], [0, off])
+w2 = pl.tile.matmul_acc(w, lhs, rhs)
+return w2
+""", extra=", blk: pl.Scalar[pl.INDEX]"))
+    assert "only known to be a multiple of 8" in msg
 
 
 def test_slice_of_a_loop_carried_allocation_is_judged_against_the_carried_tile():
