@@ -1,0 +1,44 @@
+"""Decoding (``egraph.decode``): one rebuild pass keeps every statement nothing was decided at as
+it was, and removes dead slices from the rebuilt bodies, nested ones and chains included."""
+
+from __future__ import annotations
+
+import egraph_tiles as et
+from canon_helpers import assert_canonicalizes, kernel
+from egraph_tiles.ir.stmts import AssignStmt
+
+X = "x: pl.Tensor[[16, 64], pl.FP32]"
+T = """
+local: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+z: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 8], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+"""
+
+
+def test_a_dead_slice_chain_inside_a_loop_is_dropped_and_the_rest_of_the_body_kept():
+    assert_canonicalizes(X, T + """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    a: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 32], [0, 0])
+    b: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(a, [16, 8], [0, 8])
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.adds(acc, 1.0)
+    res = pl.yield_(nxt)
+""", T + """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.adds(acc, 1.0)
+    res = pl.yield_(nxt)
+""")
+
+
+def test_statements_nothing_was_decided_at_are_kept_as_the_same_objects():
+    prog = et.parse_program(kernel(X, T + """
+w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.adds(acc, 1.0)
+    res = pl.yield_(nxt)
+"""))
+    before = prog.functions[0].body
+    after = et.canonicalize_tile_slice(prog).functions[0].body
+    assert "w_ext" in [s.target.name for s in after if isinstance(s, AssignStmt)]  # (a copy)
+    kept = [s for s in before if not (isinstance(s, AssignStmt) and s.target.name in ("w", "y"))]
+    assert len(kept) == len(before) - 2
+    assert all(any(s is t for t in after) for s in kept)
