@@ -1,0 +1,57 @@
+"""The capacity check of hoisting (``egraph.loops``) counts the tiles live across a loop: a tile
+is live from just after its definition through its last read, so one read only before the loop
+is not counted and one read after the loop is (the refusal names the live bytes)."""
+
+from __future__ import annotations
+
+import egraph_tiles as et
+from dslkit import kernel
+from egraph_tiles.egraph.loops import CostModel
+from egraph_tiles.passes import Options
+
+X = "x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]"
+T = """
+local: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+z: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 8], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+"""
+LOOP = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+"""
+# tiny: every hoist is refused, and the refusal shows what is live across the loop
+TINY = CostModel(capacity={"Vec": 1})
+
+
+def refusal(body: str) -> str:
+    rep = et.Report()
+    et.canonicalize_tile_slice(et.parse_program(kernel(X, body)), report=rep,
+                               options=Options(cost=TINY))
+    (d,) = [d for d in rep.functions[0].decisions if d.decision == "copy"]
+    assert "not hoisted out of the loop at line" in d.reason
+    return d.reason
+
+
+def test_tiles_live_across_the_loop_are_its_source_and_initializer():
+    # local (4096 B) and z (512 B)
+    assert "Vec would hold 4608 B live + 512 B" in refusal(T + LOOP)
+
+
+def test_a_tile_last_read_before_the_loop_is_not_live_across_it():
+    before = """
+early: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+out1 = pl.store(early, [0, 0], out)
+"""
+    assert "Vec would hold 4608 B live + 512 B" in refusal(T + before + LOOP)
+
+
+def test_a_tile_read_after_the_loop_is_live_across_it():
+    before = """
+late: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+"""
+    after = """
+out1 = pl.store(late, [0, 0], out)
+"""
+    # local, z and late (1024 B)
+    assert "Vec would hold 5632 B live + 512 B" in refusal(T + before + LOOP + after)
