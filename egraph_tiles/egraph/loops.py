@@ -228,19 +228,9 @@ class _Facts:
         fx = self.fx
         storage = fx.storage
         qs = sorted(points)
-        # only a class defined before the last point and read at or after the first can be live
-        # at one of them: later definitions and earlier reads are not looked at
-        first: dict[Var, int] = {}
-        rep: dict[Var, Var] = {}  # (storage classes looked up once per variable)
-        for v, (pos, _path) in fx.defs.items():
-            if pos < qs[-1]:
-                r = rep[v] = storage(v)
-                lo = first.get(r)
-                if lo is None or pos < lo:
-                    first[r] = pos
         read: dict[Var, int] = {}  # var -> its last read (increasing: the latest pos wins)
         stmts = fx.stmts
-        for pos in range(qs[0], len(stmts)):
+        for pos in range(qs[0], len(stmts)):  # (an earlier read ends no range reaching a point)
             s = stmts[pos]
             kind = type(s)
             for e in ((s.value,) if kind is AssignStmt else (s.call,) if kind is EvalStmt  # type: ignore[union-attr]
@@ -255,18 +245,36 @@ class _Facts:
                     for _, a in e.kwargs:  # type: ignore[attr-defined]
                         if type(a) is VarRef:
                             read[a.var] = pos  # type: ignore[attr-defined]
-        last: dict[Var, int] = {}
-        for v, pos in read.items():
-            r = rep.get(v) or storage(v)
-            if pos > last.get(r, 0):
-                last[r] = pos
+        # per storage class: [its first definition, its last read] (a definition at or after the
+        # last point starts no range that reaches one: counted as the last point itself)
+        span: dict[Var, list[int]] = {}
+        for v, (pos, _path) in fx.defs.items():
+            hi = read.pop(v, 0)
+            if pos >= qs[-1]:
+                if not hi:
+                    continue
+                pos = qs[-1]
+            r = storage(v)
+            got = span.get(r)
+            if got is None:
+                span[r] = [pos, hi]
+            else:
+                if pos < got[0]:
+                    got[0] = pos
+                if hi > got[1]:
+                    got[1] = hi
+        for v, hi in read.items():  # (read, never defined: parameters)
+            r = storage(v)
+            got = span.get(r)
+            if got is None:
+                span[r] = [qs[-1], hi]
+            elif hi > got[1]:
+                got[1] = hi
         # per memory space, the change of the live bytes at each point (by index in ``qs``)
         diff: dict[str, list[int]] = {}
-        sizes: dict[int, tuple[str, int] | None] = {}  # by type identity: few types, shared
-        for r, hi in last.items():
-            lo = first.get(r)
-            if lo is None:
-                continue
+        # by type object (few, shared; each held by its variables, so its id is not reused)
+        sizes: dict[int, tuple[str, int] | None] = {}
+        for r, (lo, hi) in span.items():
             i, j = bisect_right(qs, lo), bisect_right(qs, hi)  # qs[i:j]: the points in (lo, hi]
             if i >= j:
                 continue
