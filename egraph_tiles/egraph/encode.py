@@ -131,16 +131,18 @@ def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
     if call.op != "tile.slice" or len(call.args) != 3 or call.kwargs:
         return None
     src, shape, off = call.args
-    if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)):
+    # (exact types: no subclass of these expression nodes exists)
+    if not (type(src) is VarRef and isinstance(src.var.type, TileType)):  # type: ignore[attr-defined]
         return None
-    if not (isinstance(shape, ListExpr) and isinstance(off, ListExpr)):
+    if type(shape) is not ListExpr or type(off) is not ListExpr:
         return None
-    if len(shape.items) != 2 or len(off.items) != 2:
+    dims, offs = shape.items, off.items  # type: ignore[attr-defined]
+    if len(dims) != 2 or len(offs) != 2:
         return None
-    rows, cols = const_int(shape.items[0]), const_int(shape.items[1])
+    rows, cols = const_int(dims[0]), const_int(dims[1])
     if rows is None or cols is None:
         return None
-    return src.var, rows, cols, off.items[0], off.items[1]
+    return src.var, rows, cols, offs[0], offs[1]  # type: ignore[attr-defined]
 
 
 def has_slice(fn: Function) -> bool:
@@ -383,7 +385,7 @@ class Encoder(StmtVisitor):
                 idx = operand_index(call, k)
                 self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
                                                              else None))
-        program_call, vector, unclassified = self.call_kind(call.op)
+        program_call, vector, unclassified = self._kinds.get(call.op) or self.call_kind(call.op)
         if program_call:
             self.raw_call_uses(stmt, call)
             self.call_writes(stmt, call)
