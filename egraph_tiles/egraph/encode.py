@@ -16,7 +16,7 @@ from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
-                        WhileStmt, YieldStmt)
+                        WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import ScalarType, TileType, Type
 from .calls import callee_name, param_uses, returned_param
 
@@ -147,10 +147,18 @@ def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
 
 def has_slice(fn: Function) -> bool:
     """Whether the function has any ``tile.slice`` (canonical, or with valid_shape / drop_dims)."""
-    from ..ir.stmts import walk
+    return _has_slice(fn.body)
 
-    return any(isinstance(s, AssignStmt) and isinstance(s.value, Call)
-               and s.value.op == "tile.slice" for s in walk(fn.body))
+
+def _has_slice(body: list[Stmt]) -> bool:
+    for s in body:  # (by exact type, without a generator step per statement)
+        kind = type(s)
+        if kind is AssignStmt:
+            if type(s.value) is Call and s.value.op == "tile.slice":  # type: ignore[attr-defined]
+                return True
+        elif kind is not EvalStmt and any(_has_slice(b) for b in child_bodies(s)):
+            return True
+    return False
 
 
 def raw_slice_parts(call: Call) -> tuple[Var, ListExpr, ListExpr] | None:

@@ -4,7 +4,7 @@ row it stated, so a violation fact names the statement that caused it."""
 import pytest
 
 from dslkit import vec_program
-from egraph_tiles.egraph.encode import encode_function
+from egraph_tiles.egraph.encode import encode_function, has_slice
 from egraph_tiles.ir.effects import function_effects
 
 
@@ -40,3 +40,18 @@ def test_each_tile_states_its_own_types_leaf_facts():
     assert leaf[ka] == leaf[kb] == leaf[kc] == ("Vec", 32)
     assert (pitch[ka], pitch[kb], pitch[kc]) == (16, 16, 8)
     assert {k for k, in enc.rows["FreshRow"]} >= {ka, kb, kc}
+
+
+def test_has_slice_finds_a_slice_nested_in_a_loop_and_an_if():
+    fn = vec_program("for i, (c,) in pl.range(2, init_values=(v,)):",
+                     "    if i > 0:",
+                     "        w = pl.tile.slice(c, [16, 8], [0, 8], [16, 4])",
+                     "        y = pl.tile.muls(w, 2.0)",
+                     "    d = pl.yield_(c)").functions[0]
+    assert has_slice(fn)
+
+
+def test_has_slice_is_false_for_a_function_without_slices():
+    fn = vec_program("for i, (c,) in pl.range(2, init_values=(v,)):",
+                     "    y = pl.tile.muls(c, 2.0)", "    d = pl.yield_(c)").functions[0]
+    assert not has_slice(fn)
