@@ -55,7 +55,7 @@ class _Encoding:
     syms: dict[int, int] = field(default_factory=dict)
     dims: dict[tuple[int, ...], int] = field(default_factory=dict)
     #: every variable given a symbol, in order (the worklist of ``statements``)
-    new_syms: list[int] = field(default_factory=list)
+    new_syms: list[Var] = field(default_factory=list)
     #: the ``NI`` id of each ``Idx`` node stated, by its row (one id per distinct node)
     idx: dict[tuple, int] = field(default_factory=dict)
     #: the values sharing storage with an operand a registered op writes (``relevant``)
@@ -107,13 +107,13 @@ class _Encoding:
                 self.row("WNilRow", n)
         return self.dims[dims]
 
-    def sym(self, uid: int) -> int:
-        """The ``NI`` id of scalar variable ``uid``'s symbol (one per variable)."""
-        if uid not in self.syms:
-            n = self.syms[uid] = self.node()
-            self.row("IdxSymRow", n, f"u{uid}")
-            self.new_syms.append(uid)
-        return self.syms[uid]
+    def sym(self, v: Var) -> int:
+        """The ``NI`` id of scalar variable ``v``'s symbol (one per variable)."""
+        if v.uid not in self.syms:
+            n = self.syms[v.uid] = self.node()
+            self.row("IdxSymRow", n, f"u{v.uid}")
+            self.new_syms.append(v)
+        return self.syms[v.uid]
 
     def off(self, e: Expr) -> int:
         """A scalar offset as the ``NI`` id of an ``Idx`` term (anything not affine is a fresh
@@ -122,7 +122,7 @@ class _Encoding:
         if k is not None:
             return self.idx_node("IdxLitRow", k)
         if isinstance(e, VarRef):
-            return self.sym(e.var.uid)
+            return self.sym(e.var)
         if isinstance(e, BinOp) and e.op in _ARITH:
             return self.idx_node(_ARITH[e.op], self.off(e.lhs), self.off(e.rhs))
         if isinstance(e, Neg):
@@ -176,9 +176,9 @@ class _Encoding:
         return v in self.written
 
     def statements(self) -> None:
-        """Calls defining a relevant value or writing into one (their facts about relevant values
-        only), the bounds of the loops carrying one, and the definitions of the symbols these
-        use.
+        """The calls defining a relevant value or writing into one (their facts about relevant
+        values only), the bounds of the loops carrying one, and the definitions of the symbols
+        these use — each statement found from its values (``fx.defs``, ``fx.writes``).
 
         Any other call's facts are ``w_call`` / ``w_arg`` rows about an operand it only reads:
         the rules join those with the statement's ``w_result`` (a view, a write-back, a fresh
@@ -186,43 +186,35 @@ class _Encoding:
         into (or a program function accumulates into) — a write, in ``fx.writes``."""
         fx, written = self.fx, self.written
         writes = {w.stmt for w in fx.writes if w.var in written}
-        loops: list[ForStmt] = []
-        defs: dict[int, list[Expr]] = defaultdict(list)  # scalar SSA definitions, by Var.uid
-        for s in fx.stmts[1:]:
+        at = {self.stmt(s) for s in writes}
+        at.update(d[0] for d in map(fx.defs.get, written) if d is not None)
+        for p in sorted(at):  # (in program order)
+            s = fx.stmt_at(p)
             kind = type(s)  # (the statement kinds have no subclasses)
-            if kind is AssignStmt:
-                t, v = s.target, s.value
-                if type(v) is Call:
-                    if t in written or s in writes:
-                        self.call(self.stmt(s), v, t)
-                elif isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg)) or \
-                        isinstance(v, VarRef) and not isinstance(t.type, TileType):
-                    defs[t.uid].append(v)  # (a plain scalar alias too)
-            elif kind is EvalStmt:
-                if s in writes:
-                    self.call(self.stmt(s), s.call, None)
-            elif kind is ForStmt:
-                loops.append(s)
-        # trip counts (``w_ge1`` / ``w_le1``) are read only at a loop carrying a relevant value
-        # (the branch rules at its carries)
-        for s in loops:
-            if any(ia in written for ia in s.iter_args):
+            if kind is AssignStmt and type(s.value) is Call and (s.target in written or
+                                                                  s in writes):
+                self.call(self.stmt(s), s.value, s.target)
+            elif kind is EvalStmt and s in writes:
+                self.call(self.stmt(s), s.call, None)
+            elif kind is ForStmt and any(ia in written for ia in s.iter_args):
+                # trip counts (``w_ge1`` / ``w_le1``) are read only at a loop carrying a relevant
+                # value (the branch rules at its carries)
                 self.row("WBoundsRow", self.stmt(s), self.off(s.start), self.off(s.stop),
                          self.off(s.step))
         # the symbols the stated terms use, transitively (a worklist over the symbols in the
         # order given): a scalar's definition is unioned with its symbol, and a loop variable
         # gets its known multiple from the loop's start and step (``LoopVar``).  A definition
         # or loop variable no stated term reaches would only add terms of its own.
-        by_var = {s.loop_var.uid: s for s in loops}
         done = 0
         while done < len(self.new_syms):
-            uid = self.new_syms[done]
+            v = self.new_syms[done]
             done += 1
-            for v in defs.get(uid, ()):
-                self.row("SymDefRow", self.syms[uid], self.off(v))
-            s = by_var.get(uid)
-            if s is not None:
-                self.row("LoopRow", self.syms[uid], self.off(s.start), self.off(s.step))
+            d = fx.defs.get(v)
+            s = fx.stmt_at(d[0]) if d is not None else None
+            if type(s) is AssignStmt and s.target is v and _scalar_definition(s):
+                self.row("SymDefRow", self.syms[v.uid], self.off(s.value))
+            elif type(s) is ForStmt and s.loop_var is v:
+                self.row("LoopRow", self.syms[v.uid], self.off(s.start), self.off(s.step))
 
     def sharing(self) -> None:
         """Aliases, loop carries and if merges, from the storage edges of the effects."""
@@ -277,6 +269,15 @@ class _Encoding:
                 self.row("w_arg", sid, k, self.var(a.var))
 
 
+def _scalar_definition(s: AssignStmt) -> bool:
+    """Whether ``s`` is a scalar SSA definition or plain scalar alias (unioned with what it
+    names)."""
+    t, v = s.target, s.value
+    return not isinstance(v, Call) and (
+        isinstance(t.type, ScalarType) or isinstance(v, (Const, BinOp, Neg))
+        or isinstance(v, VarRef) and not isinstance(t.type, TileType))
+
+
 def _acc_parent(v: Var) -> bool:
     """A value ``w-acc-parent`` / ``w-acc-batch-parent`` can accept: an Acc tile of rank 2 or 3
     (any element width: the NZ blocks are 16 x 16 elements)."""
@@ -316,21 +317,22 @@ def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var],
             for p, q in ((x, y), (y, x)):
                 if fx.storage(p) in members and fx.storage(q) not in members:
                     members[fx.storage(q)] = [fx.storage(q)]
-    kind = Share.SLICE
-    sliced = {e.src for e in fx.edges if e.kind is kind and _acc_parent(e.src)}
+    kind, sliced = Share.SLICE, set()  # (the Acc tiles a slice takes a window of)
+    edges: dict[Var, list[Edge]] = {r: [] for r in members}
+    for e in fx.edges:
+        if e.kind is kind and _acc_parent(e.src):
+            sliced.add(e.src)
+        es = edges.get(fx.storage(e.dst))  # (an edge's two ends share one class)
+        if es is not None:
+            es.append(e)
     parents = {fx.storage(p) for p in sliced}  # the classes holding a possible parent
     ties = links + [(w.stmt.target, w.var) for w in acc if isinstance(w.stmt, AssignStmt)]
     for _ in ties:  # (to a fixpoint)
         for x, y in ties:
             if (fx.storage(x) in parents) != (fx.storage(y) in parents):
                 parents |= {fx.storage(x), fx.storage(y)}
-    members = {r: m for r, m in members.items() if r in parents}
-    edges = {r: [] for r in members}
-    for e in fx.edges:
-        r = fx.storage(e.dst)  # (an edge's two ends share one class)
-        if r in members:
-            members[r] += (e.dst, e.src)
-            edges[r].append(e)
+    members = {r: m + [x for e in edges[r] for x in (e.dst, e.src)]
+               for r, m in members.items() if r in parents}
     for x, y in links:
         for v in (x, y):
             m = members.get(fx.storage(v))
