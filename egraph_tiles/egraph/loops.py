@@ -263,12 +263,9 @@ class _Facts:
                     got[0] = pos
                 if hi > got[1]:
                     got[1] = hi
-        for v, hi in read.items():  # (read, never defined: parameters)
-            r = storage(v)
-            got = span.get(r)
-            if got is None:
-                span[r] = [qs[-1], hi]
-            elif hi > got[1]:
+        for v, hi in read.items():  # (read, never defined: parameters) extends a defined class
+            got = span.get(storage(v))
+            if got is not None and hi > got[1]:
                 got[1] = hi
         # per memory space, the change of the live bytes at each point (by index in ``qs``)
         diff: dict[str, list[int]] = {}

@@ -259,8 +259,7 @@ class _Builder:
         order, points, defs, known = fx.stmts, fx.points, fx.defs, self._ops
         for s in stmts:
             kind = type(s)
-            if kind is AssignStmt or kind is not EvalStmt and isinstance(s, AssignStmt):
-                # the common case first (exact type), inline
+            if kind is AssignStmt:  # the common case first, inline (no statement subclasses)
                 order.append(s)
                 p = len(order) - 1
                 points[s] = _new_point(Point, (p, p, path, loops))
@@ -273,7 +272,7 @@ class _Builder:
                         self.call(s, p, v, target, info)
                 elif type(v) is VarRef:
                     fx.edges.append(Edge(Share.ALIAS, target, v.var, s))  # type: ignore[attr-defined]
-            elif isinstance(s, EvalStmt):
+            elif kind is EvalStmt:
                 order.append(s)
                 p = len(order) - 1
                 points[s] = _new_point(Point, (p, p, path, loops))
