@@ -25,7 +25,11 @@ Sorts
           and a view proven for one context would leak into the other.  The decoder still
           emits one copy per (window, memory).
           ``(Ext src row col)`` is an existing ``tile.extract`` statement's source and indices.
-``Roots`` a balanced binary tree of everything to extract for one function (never a Vec root).
+``Roots`` a balanced tree of everything to extract for one function (never a Vec root): ``RP``
+          nodes of :data:`ROOT_ARITY` children over ``(R use)`` / ``(RT window)`` leaves; a node
+          short of children is filled with ``(RT (Pad))``: ``Pad`` is no program tile, has no fact
+          and no rule reads it (``extract.flatten_roots`` drops it); a ``Tile`` so that every
+          leaf stays an ``R`` / ``RT`` / ``RI`` wrapper (what the ILP extractor walks).
 
 ``NT`` / ``NR`` / ``NRoot`` name terms by number (never extracted).  They replace global ``let``
 bindings, each of which is a table of its own in egglog: thousands of them made loading and
@@ -43,6 +47,9 @@ by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (m
 """
 
 CAP = 1 << 30  # known multiples are capped here (powers of two; products stay inside i64)
+#: children of one ``RP`` node of the extraction root tree (``egraph.schedule.root_tree``): a wide
+#: tree has few inner nodes (at 1,000 statements ~72 instead of ~500 for a binary one, issue 13)
+ROOT_ARITY = 8
 
 #: The integer sort every client shares: the tile pass (``rules.offsets``, ``rules.multiples``) and
 #: the Acc-window check (``rules.windows``, which composes those rulesets with its own).
@@ -56,10 +63,11 @@ IDX_SCHEMA = """
   (Mul Idx Idx))
 """
 
-SCHEMA = IDX_SCHEMA + """
+SCHEMA = IDX_SCHEMA + f"""
 (datatype Tile
   (NT i64 :unextractable)
   (Leaf String)
+  (Pad)
   (CopyBuf i64 :cost 2)
   (Win Tile Idx Idx i64 i64 :cost 1000))
 (datatype Real
@@ -73,7 +81,7 @@ SCHEMA = IDX_SCHEMA + """
   (R Real)
   (RT Tile)
   (RI Idx)
-  (RP Roots Roots))
+  (RP {" ".join(["Roots"] * ROOT_ARITY)}))
 (function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
 
@@ -99,10 +107,18 @@ IDX_LOAD = """
 (rule ((LoopRow v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
 """
 
+_KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
+
 #: The rest of the program arrives the same way: tiles, uses and roots as terms and leaf facts —
-#: one pass, no decision made here.
-LOAD = IDX_LOAD + """
+#: one pass, no decision made here.  Each row is one rule match and a few tuples (issue 13), so a
+#: leaf that is a 2-d tile with a constant row pitch in a fresh buffer (nearly every leaf) is one
+#: ``FreshLeafRow`` stating all its facts; any other leaf is a ``LeafRow`` plus a row per fact it
+#: has.  Every window, use and extract term is also the extraction root leaf ``(NRoot k)`` of its
+#: own number (loaded with it: no row of its own); the root tree's inner nodes (negative numbers,
+#: never a term number) and its padding leaf ``(NRoot 0)`` come from ``schedule.root_tree``.
+LOAD = IDX_LOAD + f"""
 (relation LeafRow (i64 String String i64))
+(relation FreshLeafRow (i64 String String i64 i64 i64))
 (relation PitchRow (i64 i64))
 (relation PitchIdxRow (i64 i64))
 (relation FreshRow (i64))
@@ -110,19 +126,26 @@ LOAD = IDX_LOAD + """
 (relation WinRow (i64 i64 i64 i64 i64 i64))
 (relation UseRow (i64 i64 String))
 (relation ExtRow (i64 i64 i64 i64))
-(relation RootRRow (i64 i64))
-(relation RootTRow (i64 i64))
-(relation RootPairRow (i64 i64 i64))
+(relation RootNodeRow ({" ".join(["i64"] * (ROOT_ARITY + 1))}))
+(relation RootPadRow (i64))
 (rule ((LeafRow k key mem bits)) ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits))
       :ruleset load :name "load-leaf")
+; the facts of LeafRow, PitchRow (constant pitch c), PitchIdxRow (pitch index e) and FreshRow in one
+(rule ((FreshLeafRow k key mem bits c e))
+      ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits) (set (Pitch (NT k)) c)
+       (PitchIdx (NT k) (NI e)) (FreshAlloc (NT k)))
+      :ruleset load :name "load-fresh-leaf")
 (rule ((PitchRow k c)) ((set (Pitch (NT k)) c)) :ruleset load :name "load-pitch")
 (rule ((PitchIdxRow k e)) ((PitchIdx (NT k) (NI e))) :ruleset load :name "load-pitch-index")
 (rule ((FreshRow k)) ((FreshAlloc (NT k))) :ruleset load :name "load-fresh-allocation")
 (rule ((MemrefRow k e)) ((MemrefBytes (NT k) (NI e))) :ruleset load :name "load-memref")
-(rule ((WinRow k b r c h w)) ((union (NT k) (Win (NT b) (NI r) (NI c) h w))) :ruleset load :name "load-window")
-(rule ((UseRow k t ctx)) ((union (NR k) (Use (NT t) ctx))) :ruleset load :name "load-use")
-(rule ((ExtRow k t i j)) ((union (NR k) (Ext (NT t) (NI i) (NI j)))) :ruleset load :name "load-extract")
-(rule ((RootRRow n k)) ((union (NRoot n) (R (NR k)))) :ruleset load :name "load-root-use")
-(rule ((RootTRow n k)) ((union (NRoot n) (RT (NT k)))) :ruleset load :name "load-root-window")
-(rule ((RootPairRow n a b)) ((union (NRoot n) (RP (NRoot a) (NRoot b)))) :ruleset load :name "load-root-pair")
+(rule ((WinRow k b r c h w)) ((union (NT k) (Win (NT b) (NI r) (NI c) h w)) (union (NRoot k) (RT (NT k))))
+      :ruleset load :name "load-window")
+(rule ((UseRow k t ctx)) ((union (NR k) (Use (NT t) ctx)) (union (NRoot k) (R (NR k))))
+      :ruleset load :name "load-use")
+(rule ((ExtRow k t i j)) ((union (NR k) (Ext (NT t) (NI i) (NI j))) (union (NRoot k) (R (NR k))))
+      :ruleset load :name "load-extract")
+(rule ((RootPadRow n)) ((union (NRoot n) (RT (Pad)))) :ruleset load :name "load-root-pad")
+(rule ((RootNodeRow n {_KIDS})) ((union (NRoot n) (RP {" ".join(f"(NRoot {a})" for a in _KIDS.split())})))
+      :ruleset load :name "load-root-node")
 """

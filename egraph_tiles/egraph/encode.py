@@ -285,6 +285,9 @@ class Encoder(StmtVisitor):
         mem, bits, pitch, cols, start = known[1] if known is not None and known[0] is t \
             else self.leaf_facts(t)
         rows = self._rows  # (one leaf per tile: its rows appended without row())
+        if cols is not None and start is _FRESH:
+            rows["FreshLeafRow"].append((k, key, mem, bits, cols, self.idx(pitch)))
+            return k
         rows["LeafRow"].append((k, key, mem, bits))
         if pitch is not None:
             if cols is not None:

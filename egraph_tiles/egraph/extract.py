@@ -12,6 +12,8 @@ from typing import Protocol
 from .bindings import eb
 
 Term = tuple
+#: the padding leaf's term (``rules.sorts``: fills the root tree's nodes short of children)
+PAD = ("Pad",)
 
 
 class Extractor(Protocol):
@@ -57,16 +59,16 @@ def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
 
 
 def flatten_roots(term: Term) -> list[Term]:
-    """The leaves of a balanced ``RP`` tree, in order, unwrapped from ``R`` / ``RT`` / ``RI``."""
+    """The leaves of a balanced ``RP`` tree, in order, unwrapped from ``R`` / ``RT`` / ``RI``
+    (the padding leaves ``(RT (Pad))`` left out)."""
     out: list[Term] = []
     leaf = out.append
     stack = [term]
-    push, pop = stack.append, stack.pop
+    push, pop = stack.extend, stack.pop
     while stack:
         t = pop()
         if t[0] == "RP":
-            push(t[2])
-            push(t[1])
-        else:
+            push(t[:0:-1])  # (its children, last first: the first is popped first)
+        elif t[1] != PAD:
             leaf(t[1])
     return out

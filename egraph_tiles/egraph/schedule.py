@@ -226,12 +226,12 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-#: the tables of the extraction root tree (:func:`root_tree`).  No rule reads them but their own
-#: ``load`` rules (``rules.sorts``), and every root names a tile or use term the program's rows
-#: create, so the tree can be loaded with those rows, before saturation, instead of after it (a
-#: second ``input`` and ``load`` run); a count leaving these tables out (:func:`size`) is then
-#: the count without the tree.
-ROOT_TABLES = frozenset({"RootRRow", "RootTRow", "RootPairRow", "NRoot", "R", "RT", "RI", "RP"})
+#: the tables of the extraction root tree (:func:`root_tree`; ``Pad`` its padding leaf).  No rule
+#: reads them but their own ``load`` rules (``rules.sorts``), and every root names a tile or use
+#: term the program's rows create, so the tree can be loaded with those rows, before saturation,
+#: instead of after it (a second ``input`` and ``load`` run); a count leaving these tables out
+#: (:func:`size`) is then the count without the tree.
+ROOT_TABLES = frozenset({"RootNodeRow", "RootPadRow", "Pad", "NRoot", "R", "RT", "RI", "RP"})
 
 
 def size(eg: eb.EGraph, uncounted: frozenset[str] = frozenset()) -> int:
@@ -319,25 +319,22 @@ def has_fact(eg: eb.EGraph, relation: str, *ns: int) -> bool:
 
 
 def root_tree(roots: list[tuple[str, int]]) -> tuple[int, dict[str, list[tuple]]]:
-    """The rows binding the roots to a balanced binary tree of ``RP`` nodes (never a container
-    root; tables :data:`ROOT_TABLES`) and the number ``n`` of its root ``(NRoot n)``."""
-    rows: dict[str, list[tuple]] = {"RootRRow": [], "RootTRow": [], "RootPairRow": []}
-    level = []
-    for n, (kind, k) in enumerate(roots, start=1):
-        rows["RootRRow" if kind == "R" else "RootTRow"].append((n, k))
-        level.append(n)
-    n = len(roots)
-    if not level:
-        rows["RootTRow"].append((1, -1))
-        level, n = [1], 1
+    """The rows binding the roots to a balanced tree of ``RP`` nodes of ``sorts.ROOT_ARITY``
+    children (never a container root; tables :data:`ROOT_TABLES`) and the number ``n`` of its
+    root ``(NRoot n)``.  A root ``(kind, k)`` is the leaf ``(NRoot k)`` its own row's ``load``
+    rule made (``rules.sorts``); inner nodes are numbered -1, -2, ... (never a term's number)
+    and a node short of children is filled with the padding leaf ``(NRoot 0)``."""
+    arity = sorts.ROOT_ARITY
+    level = [k for _, k in roots]
+    nodes: list[tuple] = []
     while len(level) > 1:
         nxt = []
-        for i in range(0, len(level), 2):
-            if i + 1 < len(level):
-                n += 1
-                rows["RootPairRow"].append((n, level[i], level[i + 1]))
-                nxt.append(n)
-            else:
-                nxt.append(level[i])
+        for i in range(0, len(level), arity):
+            kids = level[i:i + arity]
+            if len(kids) == 1:  # (a lone last child moves up a level as it is)
+                nxt.append(kids[0])
+                continue
+            nodes.append((-len(nodes) - 1, *kids, *[0] * (arity - len(kids))))
+            nxt.append(nodes[-1][0])
         level = nxt
-    return level[0], rows
+    return (level[0] if level else 0), {"RootNodeRow": nodes, "RootPadRow": [(0,)]}

@@ -3,7 +3,8 @@ row it stated, so a violation fact names the statement that caused it."""
 
 import pytest
 
-from dslkit import vec_program
+import egraph_tiles as et
+from dslkit import kernel, vec_program
 from egraph_tiles.egraph.encode import encode_function, has_slice
 from egraph_tiles.ir.effects import function_effects
 
@@ -29,17 +30,36 @@ def test_write_site_key_is_its_rows_number_when_the_written_tile_has_no_term_yet
 
 def test_each_tile_states_its_own_types_leaf_facts():
     # a and b share one shape, c has another: each leaf states its type's memory, bits, pitch
+    # (a 2-d tile with a constant pitch in a fresh buffer: one FreshLeafRow with every fact)
     enc = _encoding("a = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)",
                     "b = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)",
                     "c = pl.tile.load(x, [0, 0], [8, 8], target_memory=pl.Mem.Vec)",
                     "wa = pl.tile.slice(a, [16, 8], [0, 8])", "wb = pl.tile.slice(b, [16, 8], [0, 8])",
                     "wc = pl.tile.slice(c, [8, 4], [0, 4])")
     ka, kb, kc = (enc.tile_of[w.src] for w in enc.windows)
-    leaf = {row[0]: row[2:] for row in enc.rows["LeafRow"]}
-    pitch = dict(enc.rows["PitchRow"])
-    assert leaf[ka] == leaf[kb] == leaf[kc] == ("Vec", 32)
-    assert (pitch[ka], pitch[kb], pitch[kc]) == (16, 16, 8)
-    assert {k for k, in enc.rows["FreshRow"]} >= {ka, kb, kc}
+    leaf = {row[0]: row[2:5] for row in enc.rows["FreshLeafRow"]}
+    assert leaf[ka] == leaf[kb] == ("Vec", 32, 16) and leaf[kc] == ("Vec", 32, 8)
+    assert not {"LeafRow", "PitchRow", "PitchIdxRow", "FreshRow"} & set(enc.rows)
+
+
+def test_a_tile_in_a_planned_buffer_states_its_facts_row_by_row():
+    # xt has a memref (byte offset 0): a LeafRow, its pitch rows and a MemrefRow, no FreshAlloc
+    prog = et.parse_program(kernel(
+        "x: pl.Tensor[[16, 128], pl.FP32]",
+        """
+        mem: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 16384)
+        xt: pl.Tile[[16, 128], pl.FP32, pl.MemRef(mem, 0, 8192), pl.Mem.Vec] = pl.tile.load(
+            x, [0, 0], [16, 128], target_memory=pl.Mem.Vec)
+        w = pl.tile.slice(xt, [16, 8], [0, 120])
+        y = pl.tile.muls(w, 2.0)
+        """))
+    fn = prog.functions[0]
+    enc = encode_function(fn, function_effects(fn))
+    k = enc.tile_of[enc.windows[0].src]
+    assert [row[2:] for row in enc.rows["LeafRow"] if row[0] == k] == [("Vec", 32)]
+    assert dict(enc.rows["PitchRow"])[k] == 128 and k in dict(enc.rows["PitchIdxRow"])
+    assert k in dict(enc.rows["MemrefRow"])
+    assert k not in {row[0] for row in enc.rows.get("FreshLeafRow", [])}
 
 
 def test_has_slice_finds_a_slice_nested_in_a_loop_and_an_if():

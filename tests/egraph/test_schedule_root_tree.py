@@ -1,4 +1,4 @@
-"""The extraction root tree (``schedule.root_tree``): a balanced binary tree of ``RP`` nodes
+"""The extraction root tree (``schedule.root_tree``): a balanced tree of 8-child ``RP`` nodes
 over the function's roots, loaded with the program's rows before saturation.  No rule reads it,
 so the saturated e-graph's e-node count (which leaves the tree out) and the extracted term are
 those of loading it after saturation, in a second load."""
@@ -10,18 +10,54 @@ import pytest
 import egraph_tiles as et
 from egraph_tiles.egraph import schedule
 from egraph_tiles.egraph.encode import encode_function
-from egraph_tiles.egraph.extract import GreedyExtractor
+from egraph_tiles.egraph.extract import GreedyExtractor, flatten_roots
 from egraph_tiles.egraph.loops import CostModel, hoist_facts
 from egraph_tiles.ir.effects import function_effects
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def test_root_tree_pairs_the_roots_level_by_level():
-    root, rows = schedule.root_tree([("R", 5), ("RT", 7), ("R", 9)])
-    assert rows == {"RootRRow": [(1, 5), (3, 9)], "RootTRow": [(2, 7)],
-                    "RootPairRow": [(4, 1, 2), (5, 4, 3)]}
-    assert root == 5
+def test_root_tree_groups_the_roots_by_eight_level_by_level():
+    # a root is the leaf (NRoot k) of its own term; inner nodes count down from -1, a node
+    # short of children is filled with the padding leaf 0, a lone last child moves up as it is
+    refs = [("RT" if i % 2 else "R", 10 + i) for i in range(9)]
+    root, rows = schedule.root_tree(refs)
+    assert rows == {"RootNodeRow": [(-1, *range(10, 18)), (-2, -1, 18, 0, 0, 0, 0, 0, 0)],
+                    "RootPadRow": [(0,)]}
+    assert root == -2
+    assert schedule.root_tree([("R", 5)]) == (5, {"RootNodeRow": [], "RootPadRow": [(0,)]})
+
+
+def _windows(n: int) -> tuple[dict[str, list[tuple]], list[tuple[str, int]], list[tuple]]:
+    """Rows of ``n`` windows of one leaf (window i is i + 1 columns wide), the roots (window i
+    itself when i is even, a tile.extract of it when odd) and the term each root extracts to."""
+    rows: dict[str, list[tuple]] = {"FreshLeafRow": [(1, "t1", "Vec", 32, 512, 3)],
+                                    "IdxLitRow": [(2, 0), (3, 512)], "WinRow": [], "ExtRow": []}
+    refs, terms = [], []
+    zero = ("Lit", 0)
+    for i in range(n):
+        rows["WinRow"].append((1000 + i, 1, 2, 2, 1, i + 1))
+        win = ("Win", ("Leaf", "t1"), zero, zero, 1, i + 1)
+        if i % 2:
+            rows["ExtRow"].append((2000 + i, 1000 + i, 2, 2))
+            refs.append(("R", 2000 + i))
+            terms.append(("Ext", win, zero, zero))
+        else:
+            refs.append(("RT", 1000 + i))
+            terms.append(win)
+    return rows, refs, terms
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 9, 100])
+def test_the_root_tree_flattens_back_to_the_roots_in_order(n):
+    rows, refs, terms = _windows(n)
+    root, tree = schedule.root_tree(refs)
+    eg = schedule.new_egraph()
+    try:
+        schedule.load_tables(eg, {**rows, **tree})
+        assert flatten_roots(GreedyExtractor().extract(eg, root)[1]) == terms
+    finally:
+        schedule.release(eg)
 
 
 def _saturated_and_extracted(text: str, roots_first: bool) -> list[tuple]:
