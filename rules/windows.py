@@ -24,10 +24,12 @@ Beyond the seed (issue 15), every accumulator window must be *proven* contiguous
   of its own, so a 2-D window of one page (``tile.slice(acc3, [1, R, C], [b, r, c], drop_dims=[0])``)
   is judged against the page's rows.
 
-This module is egglog text run in a small e-graph of its own (``PROGRAM``;
-``egraph_tiles.egraph.windows`` encodes one function's dataflow as the facts below — bulk-loaded
-as the index tables of ``rules.sorts`` and the ``LOAD`` tables, whose ``load`` rules rebuild the
-terms — and reads the violation facts back).
+This module is egglog text (``PROGRAM``; ``egraph_tiles.egraph.windows`` encodes one function's
+dataflow as the facts below — bulk-loaded as the index tables of ``rules.sorts`` and the ``LOAD``
+tables, whose ``load`` rules rebuild the terms — and reads the violation facts back).  It runs in
+the tile pass's e-graph, before the function's own facts arrive, as ``TEXT``: the same program
+with the names it shares with the pass's (``Idx``, its tables, ``load``, ``offsets``,
+``multiples``) renamed ``w_...``, so the two programs' facts never meet.
 
 Vocabulary (every id is an ``i64``: variables by ``Var.uid``, statements / loops / ifs by their
 program-order index; all of them are *structure*, encoded verbatim from the IR):
@@ -88,6 +90,8 @@ Termination: ``w_names`` is acyclic (loop results need the same window on both e
 cycle through a loop's back edge can grow an offset.  Values with no fact — an opaque call, a
 shape-changing reshape — name no window and are not checked here.
 """
+
+import re
 
 from . import multiples, offsets, sorts
 
@@ -380,3 +384,42 @@ PROGRAM = "\n".join([sorts.IDX_SCHEMA, offsets.RULES, multiples.RULES, sorts.IDX
 #: rounds of the may-name rules, then the verdict stratum.
 SCHEDULE = ("(run-schedule (saturate (seq (saturate (run w_facts)) (run w_may_rules))) "
             "(saturate (run w_verdict)))")
+
+#: what the program declares: sorts, constructors, functions, relations, rulesets
+_DECLARED = re.compile(r"\((?:datatype|sort|function|relation|constructor|ruleset|"
+                       r"unstable-combined-ruleset)\s+([^\s()]+)")
+_VARIANTS = re.compile(r"\(datatype\s+[^\s()]+((?:\s*\([^()]*\))*)")
+
+
+def _declared(text: str) -> set[str]:
+    names = set(_DECLARED.findall(text))
+    for variants in _VARIANTS.findall(text):
+        names.update(re.findall(r"\(\s*([^\s()]+)", variants))
+    return names
+
+
+#: the names ``PROGRAM`` shares with the tile pass's program (the ``Idx`` sort, its loading
+#: tables and ``load`` ruleset, ``offsets``, ``multiples``, ``Mult``, ``LoopVar``) and the name
+#: each has in ``TEXT``
+RENAMED = {n: "w_" + n for n in _declared("\n".join([sorts.IDX_SCHEMA, offsets.RULES,
+                                                      multiples.RULES, sorts.IDX_LOAD]))}
+
+
+def _own_names(text: str) -> str:
+    """``text`` with every name of :data:`RENAMED` (outside string literals) renamed."""
+    names = "|".join(sorted(map(re.escape, RENAMED), key=len, reverse=True))
+    token = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w-])(' + names + r')(?![\w-])')
+    return token.sub(lambda m: RENAMED[m.group(1)] if m.group(1) else m.group(0), text)
+
+
+#: ``PROGRAM`` as the e-graph holds it: run in the tile pass's e-graph (``egraph.windows``),
+#: its sorts, tables and rulesets are copies of their own of the shared ones (``w_Idx``,
+#: ``w_Lit``, ``w_Mult``, ``w_offsets``, ... — the same rules, renamed), so no fact of the
+#: check is a fact of the pass: a literal both state is two terms, no rule of the pass reads
+#: a fact of the check, and counting the pass's e-graph can leave the check's tables out
+#: (:data:`TABLES`).
+TEXT = _own_names(PROGRAM)
+#: the ruleset turning the check's rows into terms (the renamed ``load``)
+LOAD_RULESET = RENAMED["load"]
+#: every table (and sort and ruleset) ``TEXT`` declares
+TABLES = frozenset(_declared(TEXT))

@@ -20,7 +20,8 @@ from typing import Iterator
 
 from .bindings import eb
 
-from egraph_tiles.rules import checks, hoist, layout, legality, multiples, offsets, slices, sorts
+from egraph_tiles.rules import (checks, hoist, layout, legality, multiples, offsets, slices, sorts,
+                                windows)
 
 SPAN = eb.RustSpan("", 0, 0)
 RULESETS = ("offsets", "slices", "multiples", "layout", "safe", "legality", "hoist")
@@ -64,22 +65,32 @@ def egglog_errors(what: str) -> Iterator[None]:
 
 
 @functools.cache
-def program_text() -> str:
+def program_text(acc_windows: bool = False) -> str:
+    """The engine's program; with ``acc_windows`` also the Acc-window check's
+    (``rules.windows.TEXT``: tables and rulesets of its own, see :func:`new_egraph`)."""
     return "\n".join([sorts.SCHEMA, hoist.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
                       slices.RULES, legality.RULES, checks.RULES, hoist.RULES, sorts.LOAD,
                       checks.LOAD, hoist.LOAD,
-                      "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"])
+                      "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"]
+                     + [windows.TEXT] * acc_windows)
 
 
-def new_egraph() -> eb.EGraph:
-    """An e-graph holding the engine's sorts and rules (give it back with :func:`release`)."""
-    return prepared(program_text())
+def new_egraph(acc_windows: bool = False) -> eb.EGraph:
+    """An e-graph holding the engine's sorts and rules (give it back with :func:`release`) and,
+    with ``acc_windows``, the Acc-window check's, so one e-graph serves both for a function
+    (``egraph.windows``: the check runs first, its facts in tables no rule of the engine reads
+    and :func:`size` never counts).  Two programs, not one: a push / pop copies every table
+    and compiled rule of the program (~1 ms more with the check's), so a function with
+    nothing to check takes the engine's alone."""
+    return prepared(program_text(acc_windows))
 
 
 #: idle prepared e-graphs by rules program (each holds the program only)
 _IDLE: dict[str, list[eb.EGraph]] = {}
 #: times each prepared e-graph (by ``id``) was handed out
 _USES: dict[int, int] = {}
+#: the program of each prepared e-graph handed out (by ``id``)
+_PROGRAM: dict[int, str] = {}
 #: a prepared e-graph is handed out this many times, then dropped (the next user builds a new
 #: one).  egglog keeps a report of every rule run across push / pop (~200 entries per function
 #: for the engine's program) and each push copies it: push + pop took ~0.3 ms longer per 100
@@ -104,6 +115,7 @@ def prepared(program: str) -> eb.EGraph:
         _USES[id(eg)] = 0
     eg.run_program(eb.Push(1))
     _USES[id(eg)] += 1
+    _PROGRAM[id(eg)] = program
     return eg
 
 
@@ -141,22 +153,26 @@ def top_level_forms(program: str) -> list[str]:
     return out
 
 
-#: an auxiliary e-graph (the Acc-window or relayout check's) that grew past this many e-nodes
-#: (tuples of every table) is dropped by :func:`release`, not kept idle.  Such a check runs
-#: before the main e-graph of the same function is built; kept idle, its compiled rules (~5 MB,
-#: see :func:`top_level_forms`) would stay resident through that e-graph's saturation and
-#: extraction, where the process peaks (issue 13).  Rebuilding it for a later function costs ~0.1 s, a few percent of a function that
-#: large.  The engine's own program is always kept: every function needs it next.
+#: an auxiliary e-graph (the relayout check's) that grew past this many e-nodes (tuples of
+#: every table) is dropped by :func:`release`, not kept idle.  Such a check runs before the
+#: main e-graph of the same function is built; kept idle, its compiled rules (~5 MB, see
+#: :func:`top_level_forms`) would stay resident through that e-graph's saturation and
+#: extraction, where the process peaks (issue 13).  Rebuilding it for a later function costs
+#: ~0.1 s, a few percent of a function that large.  The engine's own programs are always kept:
+#: every function needs one next (the Acc-window check runs in the engine's e-graph).
 KEEP_IDLE_BELOW = 50_000
 
 
 def release(eg: eb.EGraph, program: str | None = None) -> None:
-    """Give back an e-graph from :func:`prepared` (``program``; the engine's by default):
-    its state is popped and it is handed out again — unless it was handed out
+    """Give back an e-graph from :func:`prepared` (``program``: the one it was prepared with,
+    by default): its state is popped and it is handed out again — unless it was handed out
     :data:`REBUILD_AFTER` times or is an auxiliary one that grew past :data:`KEEP_IDLE_BELOW`
     e-nodes, then it is dropped.  Do not use ``eg`` afterwards."""
-    main = program is None or program == program_text()
-    program = program_text() if program is None else program
+    recorded = _PROGRAM.pop(id(eg), None)
+    program = recorded if program is None else program
+    if program is None:
+        return  # given back already
+    main = program in (program_text(), program_text(True))
     idle = _IDLE.setdefault(program, [])
     if any(x is eg for x in idle):
         return
@@ -235,12 +251,15 @@ ROOT_TABLES = frozenset({"RootNodeRow", "RootPadRow", "Pad", "NRoot", "R", "RT",
 
 
 def size(eg: eb.EGraph, uncounted: frozenset[str] = frozenset()) -> int:
-    """The number of tuples in every table but those named in ``uncounted``."""
+    """The number of tuples in every table but those named in ``uncounted`` and the Acc-window
+    check's (``rules.windows.TABLES``: no rule of the engine reads or writes them, so they stay
+    as the check left them, and the count — the one reported, the one the node limit reads —
+    is the engine's, whether or not the check ran in the same e-graph)."""
     out = eg.run_program(eb.PrintSize(SPAN, None))
     total = 0
     for o in out:
         for name, n in getattr(o, "sizes", []):
-            if name not in uncounted:
+            if name not in uncounted and name not in windows.TABLES:
                 total += n
     return total
 

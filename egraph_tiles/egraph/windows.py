@@ -27,11 +27,10 @@ from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Program, Span, S
 from ..ir.types import MemorySpace, ScalarType, TileType
 from ..rules import windows as rules
 from .calls import PREFIX, callee_name, param_uses, returned_param
-from .schedule import SPAN, egglog_errors, load_tables, prepared, release
+from .schedule import SPAN, egglog_errors, load_tables, new_egraph, release
 
 _ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 Rows = dict[str, list[tuple]]
-_PROGRAM = rules.PROGRAM
 
 
 @dataclass
@@ -387,11 +386,14 @@ def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_noncontig", "w_
               ) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
     input relations, the ``LOAD`` tables of ``rules.windows`` and the index tables of
-    ``rules.sorts``); the rows of the relations ``read`` (each a relation of ``i64`` columns),
-    sorted."""
-    eg = prepared(_PROGRAM)
+    ``rules.sorts``) in an e-graph of the engine's holding the check's program
+    (``schedule.new_egraph(acc_windows=True)``, where the index tables are the check's own
+    copies: ``rules.windows.RENAMED``); that e-graph and the rows of the relations ``read``
+    (each a relation of ``i64`` columns), sorted."""
+    eg = new_egraph(acc_windows=True)
     # bulk-loaded with egglog's ``input`` (one command per table, linear in the facts)
-    load_tables(eg, {t: r for t, r in rows.items() if r})
+    load_tables(eg, {rules.RENAMED.get(t, t): r for t, r in rows.items() if r},
+                ruleset=rules.LOAD_RULESET)
     eg.run_program(*eg.parse_program(rules.SCHEDULE))
     # printed relation by relation (freezing the whole e-graph to read them costs more)
     printed = eg.run_program(*[bindings.PrintFunction(SPAN, name, None, None,
@@ -418,19 +420,27 @@ def violations(function: Function, fx: Effects | None = None,
                                                                        list[Violation]]:
     """Every violation the rules prove for ``function``, in program order (no encoding when
     there is nothing to check)."""
+    enc, found, eg = _violations(function, fx, program)
+    if eg is not None:
+        release(eg)
+    return enc, found
+
+
+def _violations(function: Function, fx: Effects | None, program: Program | None
+                ) -> tuple[_Encoding | None, list[Violation], bindings.EGraph | None]:
+    """:func:`violations`, and the e-graph the rules ran in (None when they did not run)."""
     fx = fx if fx is not None else function_effects(function)
     if not fx.writes_into_tile() and not _accumulating_writes(fx, program):
         # Every violation rule needs ``w_dest s v`` with an extent for ``v`` (w-probe-dest,
         # w-violation), or a ``w_carry_dest`` built from one (the back edge); ``w_dest`` comes
         # only from a registry ``reuses_arg`` operand.  No such tile operand: nothing to derive.
-        return None, []
+        return None, [], None
     enc = encode(function, fx, program)
     if not enc.written:
-        return enc, []  # no written value shares storage with an Acc parent
+        return enc, [], None  # no written value shares storage with an Acc parent
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
                        f"{function.name!r}"):
         eg, rows = run_rules(enc.rows, VERDICTS)
-        release(eg, _PROGRAM)
     mid = {tuple(row) for row in rows["w_mid_block"]}
     found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid, via)
              for s, v, p, r, c, c0, via in rows["w_viol_k"]]
@@ -440,20 +450,31 @@ def violations(function: Function, fx: Effects | None = None,
               if (s, v, p, r, c, via) not in constant]
     # every path first, then constant offsets, then the narrowest branch point
     found.sort(key=lambda x: (x.stmt, x.via != -1, x.col is None, x.via, x.rows, x.cols))
-    return enc, found
+    return enc, found, eg
 
 
 def check_acc_windows(function: Function, fx: Effects | None = None,
-                      program: Program | None = None) -> None:
+                      program: Program | None = None, *,
+                      keep: bool = False) -> bindings.EGraph | None:
     """Raise ``ValueError`` when an accumulator operand names an Acc window the MAD writes wrong.
 
     Every window the operand may name, on every path, must be proven contiguous (a dynamic
     column offset by its known multiple); values with no window fact (opaque calls, symbolic
     extents) name no window and are not checked here.
+
+    The rules run in an e-graph of the engine's (``schedule.new_egraph(acc_windows=True)``;
+    the check's facts in tables of its own, which no rule of the engine reads and no count of
+    its e-graph includes).  With ``keep`` that e-graph is returned — None when nothing was
+    checked — for the pass to load the function's own facts into next, instead of pushing and
+    popping a second one; otherwise, and always before a violation is raised, it is released.
     """
-    enc, found = violations(function, fx, program)
+    enc, found, eg = _violations(function, fx, program)
+    if eg is not None and (found or not keep):
+        release(eg)
+        eg = None
     if found and enc is not None:
         raise ValueError(format_violation(function, enc, found[0]))
+    return eg
 
 
 # ---------------------------------------------------------------------- the message

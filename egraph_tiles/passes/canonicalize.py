@@ -74,16 +74,26 @@ def _function(fn: Function, opts: Options, report: Report | None,
         return _skipped(fn, report, "not an InCore function")
     fx = function_effects(fn)
     check_relayouts(fn, fx)
-    check_acc_windows(fn, fx, program)
-    enc = encode_function(fn, fx, program) if has_slice(fn) else None
+    # the Acc-window check's e-graph, when it had something to check, is the one this function's
+    # facts are loaded into next (its facts are inert here and never counted: egraph.windows);
+    # a Graphviz dump shows the engine's facts alone
+    eg = check_acc_windows(fn, fx, program, keep=opts.dot_prefix is None)
+    try:
+        enc = encode_function(fn, fx, program) if has_slice(fn) else None
+    except BaseException:
+        if eg is not None:
+            schedule.release(eg)
+        raise
     if enc is None or not (enc.windows or enc.raw_colx or enc.raw_vec):
+        if eg is not None:
+            schedule.release(eg)
         return _skipped(fn, report, "no canonical tile.slice")
     t0 = time.perf_counter()
     model = opts.cost_for(fn.name)
     hoists = hoist_facts(fn, fx, enc, model)
     failed = f"the e-graph failed on function {fn.name!r}"
     with schedule.egglog_errors(failed):
-        eg = schedule.new_egraph()
+        eg = eg if eg is not None else schedule.new_egraph()
         # the extraction roots are loaded with the program, not after saturation (one load run
         # instead of two): no rule reads them, and round 1's e-node count leaves them out
         root, roots = schedule.root_tree([ref for ref, _ in enc.roots]) if enc.windows else (0, {})
