@@ -12,9 +12,11 @@ Sorts
           client composes the rulesets it needs: the tile pass ``offsets`` + ``multiples``, the
           Acc windows the same plus its own, the NKI layer the normal form of ``rules.arith``
           with substitution and bounds (``rules.affine``).
-``Tile``  tile values: ``(Leaf "v3")`` for any non-window value (facts: memory, pitch, storage bits,
-          address multiple) and ``(Win base row col rows cols)`` for a canonical 3-argument
-          ``tile.slice(base, [rows, cols], [row, col])``.  ``(CopyBuf k)`` is the copy a Vec window
+``Tile``  tile values: ``(Leaf "v3")`` for a non-window value a window is taken of (facts: memory,
+          pitch, storage bits, address multiple) and ``(Win base row col rows cols)`` for a
+          canonical 3-argument ``tile.slice(base, [rows, cols], [row, col])``.  Any other tile
+          (the other end of a storage edge, a written tile) is only its name ``(NT k)``: the
+          rules read a leaf's facts only through a window over it (``egraph.encode``).  ``(CopyBuf k)`` is the copy a Vec window
           ``k`` got at its definition (a fresh aligned buffer, pitch = the window's column count);
           it enters the e-graph only through a gate fact of the second round (``rules.slices``).
 ``Real``  how one use of a tile is realized in the output program:
@@ -111,9 +113,9 @@ _KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
 
 #: The rest of the program arrives the same way: tiles, uses and roots as terms and leaf facts —
 #: one pass, no decision made here.  Each row is one rule match and a few tuples (issue 13), so a
-#: leaf that is a 2-d tile with a constant row pitch in a fresh buffer (nearly every leaf) is one
-#: ``FreshLeafRow`` stating all its facts; any other leaf is a ``LeafRow`` plus a row per fact it
-#: has.  Every window, use and extract term is also the extraction root leaf ``(NRoot k)`` of its
+#: leaf (a window's base) that is a 2-d tile with a constant row pitch in a fresh buffer (nearly
+#: every leaf) is one ``FreshLeafRow`` stating all its facts; any other leaf is a ``LeafRow`` plus
+#: a row per fact it has.  Every window, use and extract term is also the extraction root leaf ``(NRoot k)`` of its
 #: own number (loaded with it: no row of its own); the root tree's inner nodes (negative numbers,
 #: never a term number) and its padding leaf ``(NRoot 0)`` come from ``schedule.root_tree``.
 LOAD = IDX_LOAD + f"""

@@ -215,6 +215,9 @@ class Encoder(StmtVisitor):
         self._contexts: dict[tuple[str, int | None], ops.Role | None] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
         self._types: dict[int, tuple[Type | None, tuple]] = {}
+        #: leaf number -> its (table, row)s; the leaves that are a window's base (:meth:`finish`)
+        self._leaf_rows: dict[int, tuple[tuple[str, tuple], ...]] = {}
+        self._bases: set[int] = set()
 
     def fresh(self, prefix: str) -> str:
         self._n += 1
@@ -229,8 +232,22 @@ class Encoder(StmtVisitor):
         self._rows[table].append(values)
 
     def finish(self) -> Encoding:
-        """The encoding, its rows a plain dict (a table is there once it has a row)."""
-        self.enc.rows = dict(self._rows)
+        """The encoding, its rows a plain dict (a table is there once it has a row).
+
+        A leaf's rows (``Leaf`` term, memory, bits, pitch, buffer start) are stated only for the
+        base of a window: the rules read a leaf's facts only through a window over it
+        (``rules.layout`` gives the window its base's memory, bits, pitch and address;
+        ``rules.legality`` / ``rules.checks`` match ``(Win (Leaf s) ...)``), and only a
+        window's base is part of an extracted term.  Any other leaf — the other end of a
+        storage edge, a written tile — stays its bare number ``(NT k)`` (issue 13: two thirds
+        of the leaves at 1,000 statements, with their derived layout facts)."""
+        rows = self._rows
+        bases = self._bases
+        for k, leaf_rows in self._leaf_rows.items():  # (in number order, as they were made)
+            if k in bases:
+                for table, row in leaf_rows:
+                    rows[table].append(row)
+        self.enc.rows = dict(rows)
         return self.enc
 
     # ------------------------------------------------------------------ scalars
@@ -284,19 +301,26 @@ class Encoder(StmtVisitor):
         known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
         mem, bits, pitch, cols, start = known[1] if known is not None and known[0] is t \
             else self.leaf_facts(t)
-        rows = self._rows  # (one leaf per tile: its rows appended without row())
+        # (its rows are kept until :meth:`finish`: stated only for a window's base, see there)
         if cols is not None and start is _FRESH:
-            rows["FreshLeafRow"].append((k, key, mem, bits, cols, self.idx(pitch)))
+            self._leaf_rows[k] = (("FreshLeafRow", (k, key, mem, bits, cols, self.idx(pitch))),)
             return k
-        rows["LeafRow"].append((k, key, mem, bits))
+        rows = [("LeafRow", (k, key, mem, bits))]
         if pitch is not None:
             if cols is not None:
-                rows["PitchRow"].append((k, cols))
-            rows["PitchIdxRow"].append((k, self.idx(pitch)))
+                rows.append(("PitchRow", (k, cols)))
+            rows.append(("PitchIdxRow", (k, self.idx(pitch))))
         if start is _FRESH:
-            rows["FreshRow"].append((k,))
+            rows.append(("FreshRow", (k,)))
         elif start is not None:
-            rows["MemrefRow"].append((k, self.idx(start)))
+            rows.append(("MemrefRow", (k, self.idx(start))))
+        self._leaf_rows[k] = tuple(rows)
+        return k
+
+    def base(self, var: Var) -> int:
+        """The tile number of the source ``var`` of a window (its leaf's rows are stated)."""
+        k = self.tile(var)
+        self._bases.add(k)
         return k
 
     def leaf_facts(self, t: Type | None) -> tuple[str, int, Expr | None, int | None, object]:
@@ -323,7 +347,7 @@ class Encoder(StmtVisitor):
     def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
                col_off: Expr) -> None:
         """A canonical slice (:func:`canonical_slice`) as a ``Win`` term."""
-        base = self.tile(src)
+        base = self.base(src)
         r, c = self.idx(row_off), self.idx(col_off)
         name = self.number()
         self.row("WinRow", name, base, r, c, rows, cols)
@@ -341,7 +365,7 @@ class Encoder(StmtVisitor):
         k = self.number()
         dims = [const_int(d) for d in shape.items]
         if len(dims) == 2 and None not in dims and len(off.items) == 2:
-            base = self.tile(src)
+            base = self.base(src)
             r, c = self.idx(off.items[0]), self.idx(off.items[1])
             self.row("WinRow", k, base, r, c, dims[0], dims[1])
         self._raw[stmt.target] = (k, stmt)

@@ -42,6 +42,18 @@ def test_each_tile_states_its_own_types_leaf_facts():
     assert not {"LeafRow", "PitchRow", "PitchIdxRow", "FreshRow"} & set(enc.rows)
 
 
+def test_only_the_base_of_a_window_states_its_leaf_rows():
+    # v is sliced, t is only written (assemble): the rules read a leaf's facts only through a
+    # window over it, so t stays a bare tile number (it is still in the write's row)
+    enc = _encoding("w = pl.tile.slice(v, [16, 8], [0, 8])",
+                    "t = pl.tile.create([16, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)",
+                    "t2 = pl.tile.assemble(t, w, [0, 0])")
+    kv, kt = enc.tile_of[enc.windows[0].src], enc.tile_of[enc.writes[0].var]
+    assert enc.writes[0].var.name == "t" and kt != kv
+    assert [row[0] for row in enc.rows["FreshLeafRow"]] == [kv]
+    assert "LeafRow" not in enc.rows and (enc.writes[0].key, kt) in enc.rows["WriteRow"]
+
+
 def test_a_tile_in_a_planned_buffer_states_its_facts_row_by_row():
     # xt has a memref (byte offset 0): a LeafRow, its pitch rows and a MemrefRow, no FreshAlloc
     prog = et.parse_program(kernel(
