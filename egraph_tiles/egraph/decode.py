@@ -37,6 +37,7 @@ from .extract import Term
 _SUFFIX = {"Vec": "ext", "Left": "left", "Right": "right"}
 _MEMORY = {m.value: m for m in MemorySpace}  # (faster than the enum's own lookup by value)
 _MEMORY_SYMBOL = {m: Symbol(("Mem", m.value), m) for m in MemorySpace}
+_ZERO = Const(0)  # (IR nodes are immutable: the new statements may share it)
 
 
 @dataclass(slots=True)
@@ -102,9 +103,9 @@ class Decoder(StmtMutator):
         """Base var and accumulated offsets of a tile term (a peeled window, or a nested one
         when saturation stopped early)."""
         if t[0] == "Leaf":
-            return self.enc.leaves[t[1]], Const(0), Const(0)
+            return self.enc.leaves[t[1]], _ZERO, _ZERO
         if t[0] == "CopyBuf":
-            return self.buf_var[int(t[1])], Const(0), Const(0)
+            return self.buf_var[int(t[1])], _ZERO, _ZERO
         assert t[0] == "Win", t
         base, r0, c0 = self.window_parts(t[1], pos, path)
         r, c = self.idx(t[2], pos, path), self.idx(t[3], pos, path)
@@ -139,7 +140,8 @@ class Decoder(StmtMutator):
         #: loop statement -> the copies hoisted right before it (``CopyOut`` terms)
         self.hoist_before: dict[Stmt, list[tuple[UseSite, Term]]] = {}
         for (_, site), term in zip(self.enc.roots, self.results):
-            if isinstance(site, UseSite):
+            kind = type(site)  # (no subclasses)
+            if kind is UseSite:
                 loop = None
                 if term[0] == "CopyOut":
                     term, loop = self.hoist_target(site, term)
@@ -158,9 +160,9 @@ class Decoder(StmtMutator):
                     at_def = term[2] == "Vec" and not self.hazard(site.window, site.stmt, base)
                     if at_def:
                         self.def_copies.setdefault(site.window.stmt, []).append((site, term))
-            elif isinstance(site, ExtSite):
+            elif kind is ExtSite:
                 self.ext_of[site.stmt] = term
-            elif isinstance(site, Window):
+            elif kind is Window:
                 self.win_term[site.stmt] = term
         #: the statements something is decided at (any other simple statement stays as it is;
         #: a slice is re-emitted only when peeled or when a chosen form reads its copy)
@@ -308,10 +310,10 @@ class Decoder(StmtMutator):
         for s in body:
             if s in touched:
                 self.mutate(s, out)
-            elif body_fields(type(s)):
-                out.append(self.recurse(s))  # nothing decided at it: only its bodies rebuilt
-            else:
+            elif type(s) is AssignStmt or not body_fields(type(s)):
                 out.append(s)
+            else:
+                out.append(self.recurse(s))  # nothing decided at it: only its bodies rebuilt
         if self.read_count.count(out, nested=False):  # (nested bodies were counted when built)
             self.slice_bodies.append(out)
         elif len(out) == len(body) and all(map(operator.is_, out, body)):

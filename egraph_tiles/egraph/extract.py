@@ -45,12 +45,19 @@ def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
     ever adds a node after its children, so one pass over the ids in order builds every node
     from finished children (no recursion, no stack: extracted terms can be deep)."""
     memo: list[object] = []
-    push, built = memo.append, memo.__getitem__
+    push = memo.append
     app, lit = eb.TermApp, eb.TermLit
     for node in map(td.get, range(root + 1)):
         kind = type(node)
-        if kind is app:
-            push((node.name, *map(built, node.args)))  # its arguments precede it: built already
+        if kind is app:  # its arguments precede it: built already
+            args = node.args
+            n = len(args)  # (one or two arguments, the common cases, without an iterator)
+            if n == 2:
+                push((node.name, memo[args[0]], memo[args[1]]))
+            elif n == 1:
+                push((node.name, memo[args[0]]))
+            else:
+                push((node.name, *[memo[a] for a in args]))
         elif kind is lit:
             push(node.value.value)
         else:
