@@ -100,10 +100,16 @@ def encode(fx: Effects) -> Rows:
     rows: Rows = {"RelayoutRow": [], "CarryRow": [], "OperandRow": [], "WindowViewRow": [],
                   "ReadCarryRow": [], "ReadRow": []}
     back: dict[Var, Edge] | None = None
+    relayouts: dict[str, bool] = {}  # op name -> whether the registry gives it a relayout
     for pos, s in enumerate(fx.stmts[1:], start=1):
-        call = call_of(s)
-        op = ops.lookup(call.op) if call is not None else None
-        if op is None or op.relayout is None:
+        # (only an assigned call makes a view: :func:`relayout_view`, :func:`acc_window_view`)
+        if type(s) is not AssignStmt or type(s.value) is not Call:  # type: ignore[attr-defined]
+            continue
+        name = s.value.op  # type: ignore[attr-defined]
+        if name not in relayouts:
+            op = ops.lookup(name)
+            relayouts[name] = op is not None and op.relayout is not None
+        if not relayouts[name]:
             continue
         view = relayout_view(s)
         if view is not None:
