@@ -45,7 +45,7 @@ def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
     ever adds a node after its children, so one pass over the ids in order builds every node
     from finished children (no recursion, no stack: extracted terms can be deep)."""
     memo: list[object] = []
-    push = memo.append
+    push, built = memo.append, memo.__getitem__
     app, lit = eb.TermApp, eb.TermLit
     for node in map(td.get, range(root + 1)):
         kind = type(node)
@@ -57,7 +57,7 @@ def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
             elif n == 1:
                 push((node.name, memo[args[0]]))
             else:
-                push((node.name, *[memo[a] for a in args]))
+                push((node.name, *map(built, args)))
         elif kind is lit:
             push(node.value.value)
         else:
