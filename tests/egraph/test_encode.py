@@ -5,7 +5,7 @@ import pytest
 
 import egraph_tiles as et
 from dslkit import kernel, vec_program
-from egraph_tiles.egraph.encode import encode_function, has_slice
+from egraph_tiles.egraph.encode import encode_function, has_slice, written_edges
 from egraph_tiles.ir.effects import function_effects
 
 
@@ -72,6 +72,26 @@ def test_a_tile_in_a_planned_buffer_states_its_facts_row_by_row():
     assert dict(enc.rows["PitchRow"])[k] == 128 and k in dict(enc.rows["PitchIdxRow"])
     assert k in dict(enc.rows["MemrefRow"])
     assert k not in {row[0] for row in enc.rows.get("FreshLeafRow", [])}
+
+
+def test_only_storage_edges_a_write_can_travel_are_stated():
+    # a write into 20 travels 20 -> 10 -> 1; nothing writes 11; a may-write into window 32 also
+    # reaches window 31 (same shape: equal Win terms share an e-class), so 31 -> 40 is kept
+    rows = {"ViewEdgeRow": [(10, 1), (11, 2), (20, 10), (30, 31), (31, 40)],
+            "WriteRow": [(100, 20)], "MayWriteRow": [(101, 32)],
+            "WinRow": [(31, 1, 5, 5, 16, 8), (32, 2, 5, 5, 16, 8), (33, 2, 5, 5, 8, 8)]}
+    assert written_edges(rows) == [(10, 1), (20, 10), (31, 40)]
+
+
+def test_a_write_through_views_still_reaches_its_source_window():
+    # w is a Vec window; r views it (reshape keeps the storage); assemble writes r in place:
+    # the edge r -> w is stated, so the written window keeps its proof obligation
+    enc = _encoding("w = pl.tile.slice(v, [16, 8], [0, 8])",
+                    "r = pl.tile.reshape(w, [8, 16])",
+                    "t = pl.tile.create([8, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)",
+                    "r2 = pl.tile.assemble(r, t, [0, 0])")
+    kw, kr = enc.tile_of[enc.windows[0].var], enc.tile_of[enc.writes[0].var]
+    assert enc.writes[0].var.name == "r" and (kr, kw) in enc.rows["ViewEdgeRow"]
 
 
 def test_has_slice_finds_a_slice_nested_in_a_loop_and_an_if():
