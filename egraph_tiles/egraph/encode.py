@@ -661,6 +661,9 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
     leaf's class holds no other tile, a window's may hold other windows (equal ``Win`` terms,
     also after peeling or equal offsets), all of its shape — so reaching a window reaches every
     window of its shape."""
+    todo = [t for _, t in rows.get("WriteRow", ())] + [t for _, t in rows.get("MayWriteRow", ())]
+    if not todo:
+        return []
     edges = rows["ViewEdgeRow"]
     out: defaultdict[int, list[int]] = defaultdict(list)
     for d, s in edges:
@@ -670,14 +673,14 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
     for k, hw in shape.items():
         of_shape[hw].append(k)
     reached: set[int] = set()
-    todo = [t for _, t in rows.get("WriteRow", ())] + [t for _, t in rows.get("MayWriteRow", ())]
     while todo:
         t = todo.pop()
         if t in reached:
             continue
-        for u in of_shape[shape[t]] if t in shape else (t,):
+        hw = shape.get(t)
+        for u in (t,) if hw is None else of_shape[hw]:
             reached.add(u)
-            todo.extend(out[u])
+            todo += out.get(u, ())
     return [e for e in edges if e[0] in reached]
 
 
