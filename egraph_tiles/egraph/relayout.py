@@ -126,9 +126,10 @@ def encode(fx: Effects) -> Rows:
             if e.kind is not Share.WRITEBACK:
                 rows["ReadCarryRow"].append((e.dst.uid, e.src.uid))
     for pos, s in enumerate(fx.stmts[1:], start=1):
-        rows["OperandRow"] += [(pos, v.uid) for v in _uses(s)]
+        uses = _uses(s)
+        rows["OperandRow"] += [(pos, v.uid) for v in uses]
         dest = _dest(s)
-        rows["ReadRow"] += [(pos, v.uid) for v in _uses(s) if v is not dest]
+        rows["ReadRow"] += [(pos, v.uid) for v in uses if v is not dest]
     return rows
 
 
