@@ -129,7 +129,6 @@ LOAD = IDX_LOAD + f"""
 (relation UseRow (i64 i64 String))
 (relation ExtRow (i64 i64 i64 i64))
 (relation RootNodeRow ({" ".join(["i64"] * (ROOT_ARITY + 1))}))
-(relation RootPadRow (i64))
 (rule ((LeafRow k key mem bits)) ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits))
       :ruleset load :name "load-leaf")
 ; the facts of LeafRow, PitchRow (constant pitch c), PitchIdxRow (pitch index e) and FreshRow in one
@@ -147,7 +146,8 @@ LOAD = IDX_LOAD + f"""
       :ruleset load :name "load-use")
 (rule ((ExtRow k t i j)) ((union (NR k) (Ext (NT t) (NI i) (NI j))) (union (NRoot k) (R (NR k))))
       :ruleset load :name "load-extract")
-(rule ((RootPadRow n)) ((union (NRoot n) (RT (Pad)))) :ruleset load :name "load-root-pad")
-(rule ((RootNodeRow n {_KIDS})) ((union (NRoot n) (RP {" ".join(f"(NRoot {a})" for a in _KIDS.split())})))
+; a node of the root tree; a child slot it does not need holds the padding leaf (NRoot 0)
+(rule ((RootNodeRow n {_KIDS}))
+      ((union (NRoot n) (RP {" ".join(f"(NRoot {a})" for a in _KIDS.split())})) (union (NRoot 0) (RT (Pad))))
       :ruleset load :name "load-root-node")
 """

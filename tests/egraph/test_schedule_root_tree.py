@@ -22,10 +22,10 @@ def test_root_tree_groups_the_roots_by_eight_level_by_level():
     # short of children is filled with the padding leaf 0, a lone last child moves up as it is
     refs = [("RT" if i % 2 else "R", 10 + i) for i in range(9)]
     root, rows = schedule.root_tree(refs)
-    assert rows == {"RootNodeRow": [(-1, *range(10, 18)), (-2, -1, 18, 0, 0, 0, 0, 0, 0)],
-                    "RootPadRow": [(0,)]}
+    assert rows == {"RootNodeRow": [(-1, *range(10, 18)), (-2, -1, 18, 0, 0, 0, 0, 0, 0)]}
     assert root == -2
-    assert schedule.root_tree([("R", 5)]) == (5, {"RootNodeRow": [], "RootPadRow": [(0,)]})
+    assert schedule.root_tree([("R", 5)]) == (5, {"RootNodeRow": []})
+    assert schedule.root_tree([]) == (-1, {"RootNodeRow": [(-1, *[0] * 8)]})
 
 
 def _windows(n: int) -> tuple[dict[str, list[tuple]], list[tuple[str, int]], list[tuple]]:
