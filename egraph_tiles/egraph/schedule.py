@@ -1,11 +1,14 @@
 """Rulesets, the saturation schedule and its limits.
 
-Schedule: load the program; phase 1 saturates the layout facts and the ``safe`` realizations
-(bounded, never limited); phase 2 runs every ruleset once per iteration until nothing changes
-or a limit (iterations, e-nodes, seconds) is hit.  Soundness never depends on
+Schedule: load the program; the rules that create new index and window terms (:data:`TERMS`)
+run once per iteration until they change nothing, under limits (iterations, e-nodes, seconds);
+then the other rulesets (:data:`FACTS`) are saturated one after the other, in the order they
+feed each other (never limited: none creates an index or window term, so they terminate), and
+one run of every ruleset checks that nothing is left.  When a limit is hit before that, only
+the layout facts and the ``safe`` realizations are derived.  Soundness never depends on
 saturation: every union a rule adds is a proven equality, and a view (``Keep`` of a window) is
 only ever added by a proof in ``rules.legality`` — so a partially saturated e-graph can only
-contain *fewer* views, and the safe forms (copies) exist before phase 2 starts.
+contain *fewer* views, and the safe forms (copies) exist whenever saturation stops.
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ from egraph_tiles.rules import (checks, hoist, layout, legality, multiples, offs
 
 SPAN = eb.RustSpan("", 0, 0)
 RULESETS = ("offsets", "slices", "multiples", "layout", "safe", "legality", "hoist")
+#: the rulesets that create new index or window terms (peeled windows, folded offsets): run once
+#: per limited iteration, so a limit bounds how many terms they make
+TERMS = ("slices", "offsets")
+#: the others, in the order they feed each other: each reads only terms (fixed once ``TERMS``
+#: change nothing) and the facts of the rulesets before it, so saturating each once, in this
+#: order, reaches the fixpoint of them all.  None creates an index or window term (only ``Real``
+#: forms and facts over existing terms), so each saturation terminates.  Before (issue 13), every
+#: ruleset ran once per iteration (``all``) and re-ran on each iteration's new tuples: 6
+#: iterations at 1,000 statements and ~15% more time.
+FACTS = ("multiples", "layout", "safe", "legality", "hoist")
 #: one command batch stays small (one huge command exhausts memory, see EGGLOG_NOTES)
 CHUNK = 400
 
@@ -264,33 +277,55 @@ def size(eg: eb.EGraph, uncounted: frozenset[str] = frozenset()) -> int:
     return total
 
 
+def _run(name: str) -> eb.Run:
+    return eb.Run(SPAN, eb.RunConfig(name, None))
+
+
+#: the safe realization of every use (and the layout facts it reads), all a limit hit leaves
+_SAFE = eb.RunSchedule(eb.Saturate(SPAN, eb.Sequence(SPAN, [eb.Saturate(SPAN, _run("layout")),
+                                                            _run("safe")])))
+_TERMS = eb.RunSchedule(eb.Sequence(SPAN, [_run(r) for r in TERMS]))
+_FACTS = eb.RunSchedule(eb.Sequence(SPAN, [eb.Saturate(SPAN, _run(r)) for r in FACTS]))
+_ALL = eb.RunSchedule(_run("all"))
+
+
+def _updated(out: list) -> bool:
+    report = out[0].report if out and hasattr(out[0], "report") else None
+    return report is None or report.updated
+
+
 def saturate(eg: eb.EGraph, limits: Limits, uncounted: frozenset[str] = frozenset()) -> RunStats:
     """Run the schedule (see the module's docstring); the node limit and the reported e-node
-    count leave out the tables in ``uncounted``."""
+    count leave out the tables in ``uncounted``.  An iteration is one run of :data:`TERMS`, or,
+    once they change nothing, the saturation of :data:`FACTS` and the run of every ruleset that
+    checks the fixpoint (should that run change anything, the iterations go on)."""
     stats = RunStats()
     t0 = time.perf_counter()
-    # phase 1 (not limited, terminates: no rule there creates a new window or index term):
-    # memory / bits / pitch facts and the safe realization of every use
-    eg.run_program(eb.RunSchedule(eb.Saturate(SPAN, eb.Sequence(SPAN, [
-        eb.Saturate(SPAN, eb.Run(SPAN, eb.RunConfig("layout", None))),
-        eb.Run(SPAN, eb.RunConfig("safe", None))]))))
-    run1 = eb.RunSchedule(eb.Run(SPAN, eb.RunConfig("all", None)))
+    terms_changed = True
     while True:
         if stats.iterations >= limits.iterations:
             stats.limit_hit = f"iteration limit {limits.iterations}"
             break
-        out = eg.run_program(run1)
-        stats.iterations += 1
-        report = out[0].report if out and hasattr(out[0], "report") else None
-        if report is not None and not report.updated:
-            stats.saturated = True
+        # the node limit: every 4 iterations, and before the facts (never derived over an e-graph
+        # past it)
+        checkpoint = not terms_changed or (stats.iterations and stats.iterations % 4 == 0)
+        if checkpoint and size(eg, uncounted) > limits.nodes:
+            stats.limit_hit = f"node limit {limits.nodes}"
             break
+        stats.iterations += 1
+        if terms_changed:
+            terms_changed = _updated(eg.run_program(_TERMS))
+        else:
+            eg.run_program(_FACTS)
+            if not _updated(eg.run_program(_ALL)):
+                stats.saturated = True
+                break
+            terms_changed = True
         if time.perf_counter() - t0 > limits.seconds:
             stats.limit_hit = f"time limit {limits.seconds:g} s"
             break
-        if stats.iterations % 4 == 0 and size(eg, uncounted) > limits.nodes:
-            stats.limit_hit = f"node limit {limits.nodes}"
-            break
+    if stats.limit_hit:
+        eg.run_program(_SAFE)
     stats.enodes = size(eg, uncounted)
     stats.seconds = time.perf_counter() - t0
     return stats

@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import egraph_tiles as et
+from canon_helpers import engine_rows
 from egraph_tiles.egraph import schedule
-from egraph_tiles.egraph.encode import encode_function
 from egraph_tiles.egraph.extract import GreedyExtractor, flatten_roots
-from egraph_tiles.egraph.loops import CostModel, hoist_facts
-from egraph_tiles.ir.effects import function_effects
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -62,14 +59,8 @@ def test_the_root_tree_flattens_back_to_the_roots_in_order(n):
 
 def _saturated_and_extracted(text: str, roots_first: bool) -> list[tuple]:
     """(e-nodes, iterations, saturated, extracted term) of each function with a window."""
-    program = et.parse_program(text)
     out = []
-    for fn in program.functions:
-        fx = function_effects(fn)
-        enc = encode_function(fn, fx, program) if fn.func_type.is_incore else None
-        if enc is None or not enc.windows:
-            continue
-        rows = {**enc.rows, **hoist_facts(fn, fx, enc, CostModel()).rows}
+    for enc, rows in engine_rows(text):
         root, tree = schedule.root_tree([ref for ref, _ in enc.roots])
         eg = schedule.new_egraph()
         try:
