@@ -216,20 +216,36 @@ def test_egglog_panic_becomes_value_error_naming_the_function(monkeypatch):
         et.canonicalize_tile_slice(prog)
 
 
-def test_iteration_limit_falls_back_to_copies_and_is_reported():
+def test_iteration_limit_stops_the_term_rules_and_is_reported():
     from egraph_tiles.egraph.report import Report
     from egraph_tiles.egraph.schedule import Limits
     from egraph_tiles.passes import Options
 
-    # FP32 column 8 is aligned (a view) only once the multiples are proven; with one
-    # iteration nothing is proven, so the use must be copied, never left an unproven view
+    # a limit bounds the rules that make new terms: with no iteration, the fold of the slice
+    # into its extract (a new Ext term) is never made, so the kernel keeps its (valid) slice
+    rep = Report()
+    out = et.canonicalize_tile_slice(et.parse_program(SEED_KERNELS["extract_fold_before"]),
+                                     options=Options(limits=Limits(iterations=0)), report=rep)
+    assert "tile.extract(lhs_slice, 0, ko" in et.print_program(out)
+    assert rep.functions[0].limit_hit == "iteration limit 0"
+
+
+def test_iteration_limit_still_proves_views_over_the_terms_made():
+    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.egraph.schedule import Limits
+    from egraph_tiles.passes import Options
+
+    # FP32 column 8 is aligned once its multiple is proven; a limit stops new terms only, the
+    # facts over the terms already there (multiples, layout, legality) are still derived, so
+    # the use stays a proven view (an unproven one would be copied, never left a view)
     text = kernel("x: pl.Tensor[[16, 64], pl.FP32]", """
         t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
         c8: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 8])
         y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c8, 2.0)
     """)
     rep = Report()
-    out = et.canonicalize_tile_slice(et.parse_program(text), options=Options(limits=Limits(iterations=1)),
+    out = et.canonicalize_tile_slice(et.parse_program(text), options=Options(limits=Limits(iterations=0)),
                                      report=rep)
-    assert "tile.extract(t, 0, 8" in et.print_program(out)
-    assert rep.functions[0].limit_hit == "iteration limit 1"
+    assert "tile.muls(c8, 2.0)" in et.print_program(out)
+    assert "tile.extract" not in et.print_program(out)
+    assert rep.functions[0].limit_hit == "iteration limit 0"
