@@ -41,10 +41,12 @@ program-order index; all of them are *structure*, encoded verbatim from the IR):
                   folded by ``rules.offsets`` and given known multiples (``Mult``, a loop
                   variable's through ``LoopVar``) by ``rules.multiples`` — the same rulesets as
                   the tile pass, composed into this program (``PROGRAM``).
-``WExt``          an all-constant extent: ``(WExt "FP32" (WCons 16 (WCons 32 (WNil))))``.
+extent ids       an all-constant extent (dtype and every dimension) is an ``i64``, one per
+                  distinct extent of the function, so equal ids are equal extents.
 ``(w_tile v mem bits rank)``   v is a tile in memory ``mem`` ("Acc", "Vec", ..., "?" when unset).
 ``(w_dim v i n)``              dimension i of v is the constant n.
 ``(w_ext v e)``                v's dtype and every dimension are constants (extent e).
+``(w_extent2 e rows cols)``    extent e is two-dimensional, rows x cols.
 ``(w_param v)``                v is a function parameter.
 ``(w_slice v src r c)``        ``v = tile.slice(src, shape, [r, c], ...)`` (canonical, valid_shape or
                                drop_dims: the window needs only the physical base and offset).
@@ -96,12 +98,10 @@ import re
 from . import multiples, offsets, sorts
 
 SCHEMA = """
-(datatype WDims (WD i64 :unextractable) (WNil) (WCons i64 WDims))
-(datatype WExtent (WExt String WDims))
-
 (relation w_tile (i64 String i64 i64))
 (relation w_dim (i64 i64 i64))
-(relation w_ext (i64 WExtent))
+(relation w_ext (i64 i64))
+(relation w_extent2 (i64 i64 i64))
 (relation w_param (i64))
 (relation w_slice (i64 i64 Idx Idx))
 (relation w_slice3 (i64 i64 Idx Idx Idx))
@@ -147,19 +147,12 @@ SCHEMA = """
 """
 
 LOAD = """
-(relation WNilRow (i64))
-(relation WConsRow (i64 i64 i64))
-(relation WExtRow (i64 String i64))
 (relation WSliceRow (i64 i64 i64 i64))
 (relation WSlice3Row (i64 i64 i64 i64 i64))
 (relation WBoundsRow (i64 i64 i64 i64))
-; bulk loading (``egraph_tiles.egraph.schedule.load_tables``): each row names a term by a node id
-; (``NI`` for offsets — the index tables of ``rules.sorts`` — and ``WD`` for dimension lists);
-; these rules, in the same ``load`` ruleset as the index ones, rebuild the terms the vocabulary
-; above describes.  Structure only.
-(rule ((WNilRow n)) ((union (WD n) (WNil))) :ruleset load :name "w-load-dims-nil")
-(rule ((WConsRow n d t)) ((union (WD n) (WCons d (WD t)))) :ruleset load :name "w-load-dims-cons")
-(rule ((WExtRow v dt n)) ((w_ext v (WExt dt (WD n)))) :ruleset load :name "w-load-extent")
+; bulk loading (``egraph_tiles.egraph.schedule.load_tables``): each row names an offset by a
+; node id (``NI``: the index tables of ``rules.sorts``); these rules, in the same ``load`` ruleset
+; as the index ones, rebuild the terms the vocabulary above describes.  Structure only.
 (rule ((WSliceRow v src r c)) ((w_slice v src (NI r) (NI c))) :ruleset load :name "w-load-slice")
 (rule ((WSlice3Row v src b r c)) ((w_slice3 v src (NI b) (NI r) (NI c)))
       :ruleset load :name "w-load-page-slice")
@@ -183,7 +176,7 @@ RULES = """
 ; extent — same rank, same dtype, and every dimension a compile-time constant of the same value")
 ; (joined inline below — ``(w_ext a e) (w_ext b e)`` — so only the pairs an edge relates are
 ; compared, never every pair of values with one extent)
-(rule ((w_ext v (WExt dt (WCons r (WCons c (WNil))))))
+(rule ((w_ext v e) (w_extent2 e r c))
       ((w_dims2 v r c)) :ruleset windows :name "w-dims2")
 ; the parent the verdict is read from: an Acc tile with constant rows.  The NZ blocks are 16 x 16
 ; *elements* for every element width, so any dtype qualifies (issue 15; the seed only treated

@@ -49,10 +49,11 @@ class _Encoding:
     vars: dict[int, Var] = field(default_factory=dict)
     op_ids: dict[str, int] = field(default_factory=dict)
     opaque: int = 0
-    nodes: int = 0  # ids of Idx / WDims nodes (``NI`` / ``WD``)
+    nodes: int = 0  # ids of Idx nodes (``NI``)
     #: the ``NI`` id of each scalar variable's ``(Sym "u<uid>")``, by ``Var.uid``
     syms: dict[int, int] = field(default_factory=dict)
-    dims: dict[tuple[int, ...], int] = field(default_factory=dict)
+    #: the id of each all-constant extent stated, by (dtype name, dimensions)
+    extents: dict[tuple[str, tuple[int, ...]], int] = field(default_factory=dict)
     #: every variable given a symbol, in order (the worklist of ``statements``)
     new_syms: list[Var] = field(default_factory=list)
     #: the ``NI`` id of each ``Idx`` node stated, by its row (one id per distinct node)
@@ -94,17 +95,17 @@ class _Encoding:
                 if d is not None:
                     self.row("w_dim", v.uid, i, d)
         if all(d is not None for d in dims):
-            self.row("WExtRow", v.uid, t.dtype.name, self.dims_node(tuple(dims)))
+            self.row("w_ext", v.uid, self.extent(t.dtype.name, tuple(dims)))
 
-    def dims_node(self, dims: tuple[int, ...]) -> int:
-        """The ``WD`` id of the ``WDims`` list ``dims`` (one id per distinct suffix)."""
-        if dims not in self.dims:
-            n = self.dims[dims] = self.node()
-            if dims:
-                self.row("WConsRow", n, dims[0], self.dims_node(dims[1:]))
-            else:
-                self.row("WNilRow", n)
-        return self.dims[dims]
+    def extent(self, dtype: str, dims: tuple[int, ...]) -> int:
+        """The id of the all-constant extent ``dtype`` x ``dims`` (one id per distinct extent,
+        so the rules compare extents by id); a 2-D one's dimensions are stated with it."""
+        key = (dtype, dims)
+        if key not in self.extents:
+            e = self.extents[key] = len(self.extents)
+            if len(dims) == 2:
+                self.row("w_extent2", e, *dims)
+        return self.extents[key]
 
     def sym(self, v: Var) -> int:
         """The ``NI`` id of scalar variable ``v``'s symbol (one per variable)."""
@@ -377,12 +378,13 @@ class Violation:
     mult: int | None = None  # a dynamic column offset's known multiple
 
 
-#: the relations :func:`violations` reads back (``w_mid_block`` only for the message)
-VERDICTS = ("w_viol_k", "w_viol_m", "w_mid_block")
+#: the relations :func:`violations` reads back (``w_mid_block`` only for the message, so only
+#: when a constant offset is rejected)
+VERDICTS = ("w_viol_k", "w_viol_m")
 
 
-def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_noncontig", "w_contig",
-                                                              "w_dyn_contig")
+def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_mid_block", "w_noncontig",
+                                                              "w_contig", "w_dyn_contig")
               ) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
     input relations, the ``LOAD`` tables of ``rules.windows`` and the index tables of
@@ -395,6 +397,11 @@ def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_noncontig", "w_
     load_tables(eg, {rules.RENAMED.get(t, t): r for t, r in rows.items() if r},
                 ruleset=rules.LOAD_RULESET)
     eg.run_program(*eg.parse_program(rules.SCHEDULE))
+    return eg, read_relations(eg, read)
+
+
+def read_relations(eg: bindings.EGraph, read: tuple[str, ...]) -> dict[str, list[list[int]]]:
+    """The rows of the relations ``read`` (each of ``i64`` columns) of ``eg``, sorted."""
     # printed relation by relation (freezing the whole e-graph to read them costs more)
     printed = eg.run_program(*[bindings.PrintFunction(SPAN, name, None, None,
                                                       bindings.DefaultPrintFunctionMode())
@@ -403,7 +410,7 @@ def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_noncontig", "w_
     for name, p in zip(read, printed):
         term = p.termdag.get
         out[name] = sorted([term(a).value.value for a in term(t).args] for t, _ in p.terms)
-    return eg, out
+    return out
 
 
 def _accumulating_writes(fx: Effects, program: Program | None) -> list:
@@ -441,7 +448,9 @@ def _violations(function: Function, fx: Effects | None, program: Program | None
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
                        f"{function.name!r}"):
         eg, rows = run_rules(enc.rows, VERDICTS)
-    mid = {tuple(row) for row in rows["w_mid_block"]}
+        # (why a constant window is rejected: read only when one is)
+        mid = read_relations(eg, ("w_mid_block",))["w_mid_block"] if rows["w_viol_k"] else []
+    mid = set(map(tuple, mid))
     found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid, via)
              for s, v, p, r, c, c0, via in rows["w_viol_k"]]
     constant = {(x.stmt, x.operand, x.parent, x.rows, x.cols, x.via) for x in found}
