@@ -53,10 +53,14 @@ extent ids       an all-constant extent (dtype and every dimension) is an ``i64`
 ``(w_slice3 v src b r c)``     ``v = tile.slice(src, [1, R, C], [b, r, c], drop_dims=[0])``: a 2-D
                                window of page b of a 3-D tile.
 ``(w_alias v w)``              ``v = w``.
-``(w_call s op)`` / ``(w_arg s k v)`` / ``(w_result s v)``   any other registered or opaque call.
-``(w_op_view op)``             registry: output inherits argument 0's memory and is in-place safe.
-``(w_op_reuses op k)``         registry: output is written back into argument k (reuses_arg).
-``(w_op_fresh op)``            registry: neither — the output is a value of its own.
+``(w_arg s k v)`` / ``(w_result s v)``   any other registered or opaque call.
+``(w_call s kind k)``          the registry's memory effect of s's op: ``"view"`` (k = 0) — the
+                               output inherits argument 0's memory and is in-place safe;
+                               ``"reuses"`` — the output is written back into argument k
+                               (reuses_arg; one row per such argument); ``"fresh"`` (k = 0) —
+                               neither, the output is a value of its own.  A program function
+                               accumulating into its parameter k is ``"reuses"`` k (as if
+                               inlined); an opaque op has no row.
 ``(w_iter L k ia init)`` / ``(w_yield L k y)`` / ``(w_loop_ret L k ret)``   for / while carries.
 ``(w_bounds L start stop step)``  a ``for`` loop's bounds (folded by the offset rules).
 ``(w_if I k then_y else_y ret)``  an if's k-th merged value.
@@ -106,12 +110,9 @@ SCHEMA = """
 (relation w_slice (i64 i64 Idx Idx))
 (relation w_slice3 (i64 i64 Idx Idx Idx))
 (relation w_alias (i64 i64))
-(relation w_call (i64 i64))
+(relation w_call (i64 String i64))
 (relation w_arg (i64 i64 i64))
 (relation w_result (i64 i64))
-(relation w_op_view (i64))
-(relation w_op_reuses (i64 i64))
-(relation w_op_fresh (i64))
 (relation w_iter (i64 i64 i64 i64))
 (relation w_yield (i64 i64 i64))
 (relation w_loop_ret (i64 i64 i64))
@@ -197,10 +198,10 @@ RULES = """
 (rule ((w_alias v w) (w_ext v e) (w_ext w e)) ((w_ident v w)) :ruleset windows :name "w-edge-alias")
 ; seed edge "the op's output lands in a source operand's storage": a registry read —
 ; OutputMemoryInheritsInput() && IsInplaceSafe() (reshape, set_validshape, ...) ...
-(rule ((w_result s v) (w_call s op) (w_op_view op) (w_arg s 0 src) (w_ext v e) (w_ext src e))
+(rule ((w_result s v) (w_call s "view" 0) (w_arg s 0 src) (w_ext v e) (w_ext src e))
       ((w_ident v src)) :ruleset windows :name "w-edge-view")
 ; ... or set_output_reuses_input (a chained matmul_acc)
-(rule ((w_result s v) (w_call s op) (w_op_reuses op k) (w_arg s k src) (w_ext v e) (w_ext src e))
+(rule ((w_result s v) (w_call s "reuses" k) (w_arg s k src) (w_ext v e) (w_ext src e))
       ((w_ident v src)) :ruleset windows :name "w-edge-reuses")
 ; seed edge "Loop IterArg: its initializer's window (ForStmt / WhileStmt)"
 (rule ((w_iter L k ia init) (w_ext ia e) (w_ext init e))
@@ -210,7 +211,7 @@ RULES = """
 ; seed: "a window arriving as an InCore function parameter carries no window information"
 (rule ((w_param v)) ((w_root v)) :ruleset windows :name "w-root-param")
 ; a registered op that neither views nor writes back produces a value of its own
-(rule ((w_result s v) (w_call s op) (w_op_fresh op)) ((w_root v)) :ruleset windows :name "w-root-fresh")
+(rule ((w_result s v) (w_call s "fresh" 0)) ((w_root v)) :ruleset windows :name "w-root-fresh")
 (rule ((w_ident v src) (w_root src)) ((w_root v)) :ruleset windows :name "w-root-ident")
 ; the merges of a loop result (its initializer, zero trips, and its yield) and of an if result
 ; (both arms), only between equal extents — joined once per merge, so the rules below follow a
@@ -302,7 +303,7 @@ RULES = """
 ; re-saturates between rounds of these rules)
 
 ; ---- accumulator destinations, from the registry's reuses_arg (never an op list)
-(rule ((w_call s op) (w_op_reuses op k) (w_arg s k v))
+(rule ((w_call s "reuses" k) (w_arg s k v))
       ((w_dest s v)) :ruleset w_may_rules :name "w-dest")
 ; every window a destination may name is checked, with the destination's own extent
 (rule ((w_dest s v) (w_may v p r c via) (w_dims2 v rows cols) (w_acc_parent p pr))

@@ -47,7 +47,8 @@ class _Encoding:
     rows: Rows = field(default_factory=lambda: defaultdict(list))
     #: the variable each ``Var.uid`` in the rows spells
     vars: dict[int, Var] = field(default_factory=dict)
-    op_ids: dict[str, int] = field(default_factory=dict)
+    #: the ``(kind, k)`` of the ``w_call`` rows of a call of each op seen, by name
+    ops: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     opaque: int = 0
     nodes: int = 0  # ids of Idx nodes (``NI``)
     #: the ``NI`` id of each scalar variable's ``(Sym "u<uid>")``, by ``Var.uid``
@@ -142,28 +143,29 @@ class _Encoding:
     def stmt(self, s: Stmt) -> int:
         return self.fx.point(s).pos
 
-    def op(self, name: str) -> int:
-        """The id of an op; its memory effect (``ir.effects.op_effect``) becomes facts the first
-        time it is seen."""
-        if name in self.op_ids:
-            return self.op_ids[name]
-        i = self.op_ids[name] = len(self.op_ids)
+    def op(self, name: str) -> list[tuple[str, int]]:
+        """The ``(kind, k)`` of the ``w_call`` rows of a call of op ``name``: its memory effect
+        (``ir.effects.op_effect``), found once per op."""
+        facts = self.ops.get(name)
+        if facts is not None:
+            return facts
+        facts = self.ops[name] = []
         eff = op_effect(name)
         if eff is None and self.program is not None and callee_name(name) is not None:
             # a program function accumulating into its parameter k: a write-back operand, as
             # if inlined (issue 15; egraph.calls)
             for k in range(len(self.program.function(callee_name(name)).params)):
                 if "acc" in param_uses(self.program, name, k):
-                    self.row("w_op_reuses", i, k)
+                    facts.append(("reuses", k))
         if eff is None:
-            return i
+            return facts
         if eff.storage is Storage.VIEW and eff.of == 0:
-            self.row("w_op_view", i)
+            facts.append(("view", 0))
         elif eff.storage is Storage.WRITES:
-            self.row("w_op_reuses", i, eff.of)
+            facts.append(("reuses", eff.of))
         elif eff.storage in (Storage.FRESH, Storage.VALUE):
-            self.row("w_op_fresh", i)
-        return i
+            facts.append(("fresh", 0))
+        return facts
 
     # ------------------------------------------------------------------ statements
 
@@ -254,7 +256,8 @@ class _Encoding:
             else:
                 self.var(target)
             return
-        self.row("w_call", sid, self.op(c.op))
+        for kind, k in self.op(c.op):
+            self.row("w_call", sid, kind, k)
         if target is not None and self.relevant(target):
             self.row("w_result", sid, self.var(target))
             k = returned_param(self.program, c.op) if self.program is not None else None
