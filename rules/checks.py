@@ -45,6 +45,7 @@ read by ``checks`` after saturation: no proof is a ``RawVecViolation`` (reject, 
 """
 
 from egraph_tiles.ir.ops import Role
+from egraph_tiles.rules.sorts import row
 
 ORD, CALL, CUBE_CALL, DENSE = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg, Role.DENSE.egg
 
@@ -145,21 +146,18 @@ RULES = f"""
       :ruleset checks :name "raw-slice-vector-violation")
 """
 
+#: the encoder's rows (each logical table ``RawColxRow``, ``WriteRow``, ... read from the shared
+#: two-integer relation: ``sorts.row``), turned into facts by ``load``; ``UseRow`` is ``rules.sorts``'
 LOAD = f"""
-(relation RawColxRow (i64 i64))
-(rule ((RawColxRow n k)) ((RawColxUse n (NT k)) (set (ColxProven (NT k)) 0))
+(rule (({row("RawColxRow")} n k)) ((RawColxUse n (NT k)) (set (ColxProven (NT k)) 0))
       :ruleset load :name "load-raw-col-expand-use")
-(relation WriteRow (i64 i64))
-(relation ViewEdgeRow (i64 i64))
 (relation WrittenUse (i64))
-(rule ((WriteRow n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
-(rule ((ViewEdgeRow d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
-(relation RawVecRow (i64 i64))
-(rule ((RawVecRow n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
+(rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
+(rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
+(rule (({row("RawVecRow")} n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
       :ruleset load :name "load-raw-vector-use")
 (rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")
-(relation MayWriteRow (i64 i64))
-(rule ((MayWriteRow n t)) ((MayWrittenBy (NT t) n)) :ruleset load :name "load-may-write")
+(rule (({row("MayWriteRow")} n t)) ((MayWrittenBy (NT t) n)) :ruleset load :name "load-may-write")
 (rule ((UseRow k t ctx) (MayWrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written
       :name "may-written-use")
 (rule ((UseRow k t {CUBE_CALL}) (MemOf (NT t) "Mat")) ((CubeCallViolation k))

@@ -25,6 +25,7 @@ always there.
 """
 
 from .slices import COPY_BYTES
+from .sorts import row
 
 #: weights are stated in thousandths of an execution (integers)
 MILLI = 1000
@@ -41,20 +42,15 @@ SCHEMA = """
 (relation HoistRoom (Tile i64))
 """
 
-#: the encoder's rows, turned into facts by the engine's ``load`` ruleset
-LOAD = """
-(relation UseLoopRow (i64 i64))
-(relation UseWeightRow (i64 i64))
-(relation LoopWeightRow (i64 i64))
-(relation StableRow (i64 i64))
-(relation SymStableRow (i64 i64))
-(relation HoistRoomRow (i64 i64))
-(rule ((UseLoopRow u l)) ((InLoop (NR u) l)) :ruleset load :name "load-use-in-loop")
-(rule ((UseWeightRow u k)) ((set (UseWeight (NR u)) k)) :ruleset load :name "load-use-weight")
-(rule ((LoopWeightRow l k)) ((set (LoopWeight l) k)) :ruleset load :name "load-loop-weight")
-(rule ((StableRow t l)) ((Stable (NT t) l)) :ruleset load :name "load-stable-tile")
-(rule ((SymStableRow s l)) ((Inv (NI s) l)) :ruleset load :name "load-invariant-symbol")
-(rule ((HoistRoomRow t l)) ((HoistRoom (NT t) l)) :ruleset load :name "load-hoist-room")
+#: the encoder's rows, turned into facts by the engine's ``load`` ruleset (each logical table
+#: ``UseLoopRow``, ... is read from the shared two-integer relation: ``sorts.row``)
+LOAD = f"""
+(rule (({row("UseLoopRow")} u l)) ((InLoop (NR u) l)) :ruleset load :name "load-use-in-loop")
+(rule (({row("UseWeightRow")} u k)) ((set (UseWeight (NR u)) k)) :ruleset load :name "load-use-weight")
+(rule (({row("LoopWeightRow")} l k)) ((set (LoopWeight l) k)) :ruleset load :name "load-loop-weight")
+(rule (({row("StableRow")} t l)) ((Stable (NT t) l)) :ruleset load :name "load-stable-tile")
+(rule (({row("SymStableRow")} s l)) ((Inv (NI s) l)) :ruleset load :name "load-invariant-symbol")
+(rule (({row("HoistRoomRow")} t l)) ((HoistRoom (NT t) l)) :ruleset load :name "load-hoist-room")
 """
 
 RULES = f"""

@@ -109,6 +109,28 @@ IDX_LOAD = """
 (rule ((LoopRow v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
 """
 
+#: The engine's row tables of two integer columns share one relation, :data:`PAIRS`, whose first
+#: column names the logical table (its tag): a function's rows of all of them are one ``input``
+#: command, and the prepared e-graph declares one table instead of 14 (issue 13: an ``input``
+#: costs ~50 µs whatever its size, and push + pop copy every declared table, ~19 µs each).  The
+#: encoders still state the logical tables (``PitchRow``, ...); ``schedule.load_tables`` maps each
+#: to its ``(relation, tag)`` with :data:`TAGGED`, and a rule reads logical table ``T`` as
+#: ``({row("T")} a b)``.  Not the index tables of ``IDX_LOAD`` (the Acc-window check loads
+#: renamed copies of them) nor ``RootNodeRow`` (uncounted: ``schedule.ROOT_TABLES``).
+PAIRS = "In_ii"
+TAGGED: dict[str, tuple[str, int]] = {table: (PAIRS, tag) for tag, table in enumerate((
+    "PitchRow", "PitchIdxRow", "MemrefRow",  # leaf facts (LOAD below)
+    "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # rules.hoist
+    "HoistRoomRow",
+    "RawColxRow", "WriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow"), 1)}  # rules.checks
+
+
+def row(table: str) -> str:
+    """The head of an atom reading logical row table ``table`` (:data:`TAGGED`): ``In_ii 3``."""
+    relation, tag = TAGGED[table]
+    return f"{relation} {tag}"
+
+
 _KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
 
 #: The rest of the program arrives the same way: tiles, uses and roots as terms and leaf facts —
@@ -121,10 +143,8 @@ _KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
 LOAD = IDX_LOAD + f"""
 (relation LeafRow (i64 String String i64))
 (relation FreshLeafRow (i64 String String i64 i64 i64))
-(relation PitchRow (i64 i64))
-(relation PitchIdxRow (i64 i64))
 (relation FreshRow (i64))
-(relation MemrefRow (i64 i64))
+(relation {PAIRS} (i64 i64 i64))
 (relation WinRow (i64 i64 i64 i64 i64 i64))
 (relation UseRow (i64 i64 String))
 (relation ExtRow (i64 i64 i64 i64))
@@ -136,10 +156,10 @@ LOAD = IDX_LOAD + f"""
       ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits) (set (Pitch (NT k)) c)
        (PitchIdx (NT k) (NI e)) (FreshAlloc (NT k)))
       :ruleset load :name "load-fresh-leaf")
-(rule ((PitchRow k c)) ((set (Pitch (NT k)) c)) :ruleset load :name "load-pitch")
-(rule ((PitchIdxRow k e)) ((PitchIdx (NT k) (NI e))) :ruleset load :name "load-pitch-index")
+(rule (({row("PitchRow")} k c)) ((set (Pitch (NT k)) c)) :ruleset load :name "load-pitch")
+(rule (({row("PitchIdxRow")} k e)) ((PitchIdx (NT k) (NI e))) :ruleset load :name "load-pitch-index")
 (rule ((FreshRow k)) ((FreshAlloc (NT k))) :ruleset load :name "load-fresh-allocation")
-(rule ((MemrefRow k e)) ((MemrefBytes (NT k) (NI e))) :ruleset load :name "load-memref")
+(rule (({row("MemrefRow")} k e)) ((MemrefBytes (NT k) (NI e))) :ruleset load :name "load-memref")
 (rule ((WinRow k b r c h w)) ((union (NT k) (Win (NT b) (NI r) (NI c) h w)) (union (NRoot k) (RT (NT k))))
       :ruleset load :name "load-window")
 (rule ((UseRow k t ctx)) ((union (NR k) (Use (NT t) ctx)) (union (NRoot k) (R (NR k))))

@@ -210,18 +210,25 @@ def load(eg: eb.EGraph, commands: list[str]) -> None:
 def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "load") -> None:
     """Bulk-load table rows with ``input`` (one TSV text per table; thousands of single
     commands would each be compiled as a rule), then run ``ruleset`` once (the engine's
-    ``load``, which the Acc-window check's own e-graph shares)."""
-    tables = sorted(t for t, r in rows.items() if r)
+    ``load``, which the Acc-window check's own e-graph shares).  A logical table of
+    ``sorts.TAGGED`` goes to its shared relation, each row led by the table's tag: one
+    ``input`` for all of them."""
+    texts: dict[str, list[bytes]] = {}
+    for table, r in rows.items():
+        if r:
+            relation, tag = sorts.TAGGED.get(table, (table, None))
+            texts.setdefault(relation, []).append(_tsv(r, "" if tag is None else f"{tag}\t"))
+    tables = sorted(texts)
     if tables:
-        with _tsv_paths([(t, _tsv(rows[t])) for t in tables]) as paths:
+        with _tsv_paths([(t, b"".join(texts[t])) for t in tables]) as paths:
             eg.run_program(*[eb.Input(SPAN, t, path) for t, path in zip(tables, paths)])
     eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset, None))))
 
 
-def _tsv(rows: list[tuple]) -> bytes:
-    """``rows`` as TSV text (one ``%s`` template per table: every row of a table has its
-    arity; ``%s`` formats like ``str``)."""
-    line = "\t".join(["%s"] * len(rows[0])) + "\n"
+def _tsv(rows: list[tuple], lead: str = "") -> bytes:
+    """``rows`` as TSV text, each line led by ``lead`` (one ``%s`` template per table: every
+    row of a table has its arity; ``%s`` formats like ``str``)."""
+    line = lead + "\t".join(["%s"] * len(rows[0])) + "\n"
     return "".join([line % r for r in rows]).encode()
 
 

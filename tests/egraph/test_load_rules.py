@@ -4,6 +4,7 @@
 
 from egraph_tiles.egraph import schedule
 from egraph_tiles.egraph.bindings import eb
+from egraph_tiles.rules import sorts
 
 LEAF = {"IdxLitRow": [(2, 64)]}
 
@@ -12,8 +13,9 @@ def _loaded(rows: dict[str, list[tuple]]) -> tuple[eb.EGraph, dict[str, int]]:
     """A prepared e-graph with ``rows`` loaded, and the tuples of each table but the rows'."""
     eg = schedule.new_egraph()
     schedule.load_tables(eg, {**LEAF, **rows})
+    loaded = {sorts.TAGGED.get(t, (t,))[0] for t in {**LEAF, **rows}}  # (the relations they fill)
     sizes = {name: n for out in eg.run_program(eb.PrintSize(schedule.SPAN, None))
-             for name, n in getattr(out, "sizes", []) if n and name not in rows and name not in LEAF}
+             for name, n in getattr(out, "sizes", []) if n and name not in loaded}
     return eg, sizes
 
 
@@ -31,3 +33,16 @@ def test_one_fresh_leaf_row_states_every_fact_of_the_four_leaf_rows():
     finally:
         schedule.release(one)
         schedule.release(four)
+
+
+def test_two_integer_tables_sharing_a_relation_state_only_their_own_facts():
+    # StableRow and HoistRoomRow are both rows of sorts.PAIRS, told apart by their tags
+    eg, _ = _loaded({"StableRow": [(1, 7)], "HoistRoomRow": [(2, 7)]})
+    try:
+        assert sorts.TAGGED["StableRow"][0] == sorts.TAGGED["HoistRoomRow"][0] == sorts.PAIRS
+        eg.run_program(*eg.parse_program("(check (Stable (NT 1) 7) (HoistRoom (NT 2) 7))"))
+        eg.run_program(*eg.parse_program("(fail (check (Stable (NT 2) 7)))"
+                                         " (fail (check (HoistRoom (NT 1) 7)))"))
+    finally:
+        schedule.release(eg)
+
