@@ -289,7 +289,7 @@ def _run(name: str) -> eb.Run:
     return eb.Run(SPAN, eb.RunConfig(name, None))
 
 
-#: the safe realization of every use (and the layout facts it reads), all a limit hit leaves
+#: one iteration of the term-making rulesets; the fact rulesets, each saturated in turn; every rule
 _TERMS = eb.RunSchedule(eb.Sequence(SPAN, [_run(r) for r in TERMS]))
 _FACTS = eb.RunSchedule(eb.Sequence(SPAN, [eb.Saturate(SPAN, _run(r)) for r in FACTS]))
 _ALL = eb.RunSchedule(_run("all"))
