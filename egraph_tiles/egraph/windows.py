@@ -396,7 +396,8 @@ def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_mid_block", "w_
     copies: ``rules.windows.RENAMED``); that e-graph and the rows of the relations ``read``
     (each a relation of ``i64`` columns), sorted."""
     eg = new_egraph(acc_windows=True)
-    # bulk-loaded with egglog's ``input`` (one command per table, linear in the facts)
+    # bulk-loaded with egglog's ``input`` (one command per tagged relation of
+    # ``rules.windows.TAGGED``, linear in the facts)
     load_tables(eg, {rules.RENAMED.get(t, t): r for t, r in rows.items() if r},
                 ruleset=rules.LOAD_RULESET)
     eg.run_program(*eg.parse_program(rules.SCHEDULE))

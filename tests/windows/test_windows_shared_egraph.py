@@ -178,3 +178,26 @@ def test_a_graphviz_dump_shows_the_engines_facts_alone(monkeypatch, tmp_path):
     opts = canonicalize.Options(dot_prefix=str(tmp_path / "k_"))
     et.canonicalize_tile_slice(et.parse_program(BOTH), options=opts)
     assert taken == [schedule.program_text(acc_windows=True), schedule.program_text()]
+
+
+def test_the_checks_row_tables_are_read_from_two_tagged_relations():
+    # every table the encoder fills (its input relations, the slice / bounds rows, the renamed
+    # index tables) is a tagged row of w_in / w_in_s: one input each, no table of its own
+    assert {"w_ext", "w_call", "w_tile", "WSliceRow", "w_IdxLitRow", "w_IdxSymRow"} <= set(
+        rules.TAGGED)
+    assert {relation for relation, _, _ in rules.TAGGED.values()} == {rules.INPUT, rules.INPUT_S}
+    assert not set(rules.TAGGED) & rules.TABLES
+    assert {rules.INPUT, rules.INPUT_S} <= rules.TABLES
+
+
+def test_two_row_tables_of_the_check_sharing_a_relation_state_only_their_own_facts():
+    # w_alias and w_ext are both (tag, a, b, 0, 0, 0) rows of w_in: an alias between two values
+    # of one extent is an identity edge; the alias row is no extent fact, nor the extent rows
+    # aliases
+    same = {"w_alias": [(1, 2)], "w_ext": [(1, 7), (2, 7)]}
+    apart = {"w_alias": [(1, 2)], "w_ext": [(1, 7), (2, 8)]}
+    for rows, ident in ((same, [[1, 2]]), (apart, []),
+                        ({"w_alias": [(1, 7), (2, 7)], "w_ext": [(1, 2)]}, [])):
+        eg, read = win.run_rules(rows, ("w_ident",))
+        schedule.release(eg)
+        assert read["w_ident"] == ident
