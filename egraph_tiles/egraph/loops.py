@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from bisect import bisect_right
-from itertools import accumulate
+from itertools import accumulate, islice
 
 from ..rules.hoist import MILLI
 from ..ir.effects import Effects, call_of, op_effect, operand_index
 from ..ir.exprs import Call, ListExpr, Var, VarRef, const_int, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
-                        WhileStmt, child_bodies, stmt_exprs)
+                        WhileStmt, YieldStmt, child_bodies, stmt_exprs)
 from ..ir.ops import Role, Storage
 from ..ir.target import copy_bytes
 from ..ir.types import MemorySpace, TileType
@@ -58,7 +58,7 @@ def trips(loop: Stmt, model: CostModel) -> int:
 
 
 #: statement kinds with no nested body (the common case, checked by exact type)
-_SIMPLE = (AssignStmt, EvalStmt)
+_SIMPLE = (AssignStmt, EvalStmt, YieldStmt)
 
 
 def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, int | Fraction]:
@@ -226,15 +226,26 @@ class _Facts:
         class once, sized by its representative's type; symbolic shapes are not counted).  A
         loop's entry point sees what is live across it."""
         fx = self.fx
-        storage = fx.storage
+        parent, storage = fx._parent, fx.storage
         qs = sorted(points)
+        last = qs[-1]
         read: dict[Var, int] = {}  # var -> its last read (increasing: the latest pos wins)
         stmts = fx.stmts
-        for pos in range(qs[0], len(stmts)):  # (an earlier read ends no range reaching a point)
-            s = stmts[pos]
+        pos = qs[0]  # (an earlier read ends no range reaching a point)
+        for s in islice(stmts, pos, None):
             kind = type(s)
-            for e in ((s.value,) if kind is AssignStmt else (s.call,) if kind is EvalStmt  # type: ignore[union-attr]
-                      else stmt_exprs(s)):  # type: ignore[arg-type]
+            if kind is AssignStmt:
+                e = s.value  # type: ignore[attr-defined]
+                if type(e) is Call and not e.kwargs:  # (the common case first: positional operands)
+                    for a in e.args:
+                        if type(a) is VarRef:
+                            read[a.var] = pos  # type: ignore[attr-defined]
+                    pos += 1
+                    continue
+                exprs: tuple | list = (e,)
+            else:
+                exprs = (s.call,) if kind is EvalStmt else stmt_exprs(s)  # type: ignore[attr-defined]
+            for e in exprs:
                 # a tile is always a direct operand (of a call, alias, yield or initializer)
                 if type(e) is VarRef:
                     read[e.var] = pos  # type: ignore[attr-defined]
@@ -245,16 +256,18 @@ class _Facts:
                     for _, a in e.kwargs:  # type: ignore[attr-defined]
                         if type(a) is VarRef:
                             read[a.var] = pos  # type: ignore[attr-defined]
+            pos += 1
         # per storage class: [its first definition, its last read] (a definition at or after the
         # last point starts no range that reaches one: counted as the last point itself)
         span: dict[Var, list[int]] = {}
         for v, (pos, _path) in fx.defs.items():
             hi = read.pop(v, 0)
-            if pos >= qs[-1]:
+            if pos >= last:
                 if not hi:
                     continue
-                pos = qs[-1]
-            r = storage(v)
+                pos = last
+            up = parent.get(v)  # (:meth:`Effects.storage` inline for a class of one or a root's child)
+            r = v if up is None else up if up not in parent else storage(v)
             got = span.get(r)
             if got is None:
                 span[r] = [pos, hi]
@@ -291,6 +304,7 @@ class _Facts:
 
     def run(self) -> HoistFacts:
         fx, enc, weight = self.fx, self.enc, self.weight
+        points = fx.points
         hoist = self.model.hoist
         loops: dict[int, Stmt] = {}
         cands: dict[tuple[int, str], dict[Window, int | Fraction]] = {}  # (nest, mem) -> benefit
@@ -302,7 +316,7 @@ class _Facts:
                 continue
             uw = self.use_weight(site, mem)
             use_weights.append((site.key, milli(uw)))
-            encl = fx.point(site.stmt).loops
+            encl = points[site.stmt].loops
             if not hoist or not encl or not self.plain_read(site):
                 continue
             safe = [lpos for lpos in encl if self.speculation_safe(site, fx.stmt_at(lpos))]

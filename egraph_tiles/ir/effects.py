@@ -260,8 +260,8 @@ class _Builder:
         for s in stmts:
             kind = type(s)
             if kind is AssignStmt:  # the common case first, inline (no statement subclasses)
+                p = len(order)  # (its point: the next index)
                 order.append(s)
-                p = len(order) - 1
                 points[s] = _new_point(Point, (p, p, path, loops))
                 target = s.target  # type: ignore[attr-defined]
                 defs[target] = (p, path)
@@ -272,56 +272,59 @@ class _Builder:
                         self.call(s, p, v, target, info)
                 elif type(v) is VarRef:
                     fx.edges.append(Edge(Share.ALIAS, target, v.var, s))  # type: ignore[attr-defined]
-            elif kind is EvalStmt:
+            elif kind is EvalStmt or kind is YieldStmt:
+                p = len(order)
                 order.append(s)
-                p = len(order) - 1
                 points[s] = _new_point(Point, (p, p, path, loops))
-                self.call(s, p, s.call, None, self.op_info(s.call.op))
+                if kind is EvalStmt:  # (a yield: no body, nothing defined, no call)
+                    self.call(s, p, s.call, None, self.op_info(s.call.op))  # type: ignore[attr-defined]
             else:
                 self.compound(s, path, loops)
 
     def compound(self, s: Stmt, path: tuple[int, ...], loops: tuple[int, ...]) -> None:
         """A statement other than an assignment or a bare call: its point covers its body."""
         fx = self.fx
+        p = len(fx.stmts)  # (its point: the next index)
         fx.stmts.append(s)
-        p = len(fx.stmts) - 1
         bodies = child_bodies(s)
         if not bodies:  # a yield, a return, ...: no body, nothing defined, no call
             fx.points[s] = _new_point(Point, (p, p, path, loops))
             return
-        inner = loops + ((p,) if isinstance(s, (ForStmt, WhileStmt)) else ())
-        paths = []
-        if isinstance(s, (ForStmt, WhileStmt)):
-            for i, (ia, init) in enumerate(zip(s.iter_args, s.init_values)):
+        edges, defs = fx.edges, fx.defs
+        loop = isinstance(s, (ForStmt, WhileStmt))
+        if loop:
+            for i, (ia, init) in enumerate(zip(s.iter_args, s.init_values)):  # type: ignore[union-attr]
                 if isinstance(init, VarRef):
-                    self.edge(Share.LOOP_INIT, ia, init.var, s, i)
+                    edges.append(Edge(Share.LOOP_INIT, ia, init.var, s, i))
+        inner = loops + (p,) if loop else loops
+        paths = []
         for b in bodies:
             self._blocks += 1
             paths.append(path + (self._blocks,))
             self.body(b, paths[-1], inner)
         end = len(fx.stmts) - 1
-        fx.points[s] = Point(p, end, path, loops)
-        if isinstance(s, ForStmt):
-            fx.defs[s.loop_var] = (p, paths[0])
-        if isinstance(s, (ForStmt, WhileStmt)):
-            for i, ia in enumerate(s.iter_args):
-                fx.defs[ia] = (p, paths[0])
-                y = yielded_var(s.body, i)
+        fx.points[s] = _new_point(Point, (p, end, path, loops))
+        if loop:
+            if isinstance(s, ForStmt):
+                defs[s.loop_var] = (p, paths[0])
+            for i, ia in enumerate(s.iter_args):  # type: ignore[union-attr]
+                defs[ia] = (p, paths[0])
+                y = yielded_var(s.body, i)  # type: ignore[union-attr]
                 if y is not None:
-                    self.edge(Share.LOOP_BACK, ia, y, s, i)
-                if i < len(s.return_vars):
-                    self.edge(Share.LOOP_RESULT, s.return_vars[i], ia, s, i)
-        if isinstance(s, IfStmt):
+                    edges.append(Edge(Share.LOOP_BACK, ia, y, s, i))
+                if i < len(s.return_vars):  # type: ignore[union-attr]
+                    edges.append(Edge(Share.LOOP_RESULT, s.return_vars[i], ia, s, i))  # type: ignore[union-attr]
+        elif isinstance(s, IfStmt):
             for b in (s.then_body, s.else_body):
                 for i, rv in enumerate(s.return_vars):
                     y = yielded_var(b, i)
                     if y is not None:
-                        self.edge(Share.IF_RESULT, rv, y, s, i)
-        if isinstance(s, ScopeStmt):
-            fx.defs[s.var] = (p, paths[0])
-        if isinstance(s, (ForStmt, WhileStmt, IfStmt)):
-            for v in s.return_vars:
-                fx.defs[v] = (end, path)
+                        edges.append(Edge(Share.IF_RESULT, rv, y, s, i))
+        elif isinstance(s, ScopeStmt):
+            defs[s.var] = (p, paths[0])
+        if loop or isinstance(s, IfStmt):
+            for v in s.return_vars:  # type: ignore[union-attr]
+                defs[v] = (end, path)
 
     def op_info(self, op: str) -> tuple[bool, int | None, Share | None]:
         """What a call of ``op`` does to memory, from :func:`op_effect`: whether it is opaque
@@ -366,9 +369,6 @@ class _Builder:
             self.write(s, p, v, call.op, of, False)
         if target is not None:
             self.fx.edges.append(Edge(share, target, v, s, of))  # type: ignore[arg-type]
-
-    def edge(self, kind: Share, dst: Var, src: Var, s: Stmt, index: int = 0) -> None:
-        self.fx.edges.append(Edge(kind, dst, src, s, index))
 
     def write(self, s: Stmt, p: int, v: Var, op: str, index: int | str, opaque: bool) -> None:
         self.fx.writes.append(Write(s, p, v, op, index, opaque))

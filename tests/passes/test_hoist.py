@@ -184,6 +184,22 @@ for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
     assert "not hoisted out of the loop at line" in d.reason and "4608 B live + 512 B = 5120 B > capacity 5119 B" in d.reason
 
 
+def test_tile_read_after_the_loop_only_by_keyword_is_live_across_it():
+    # ``other`` (4096 B) is read after the loop only as a keyword operand: live across the loop
+    # with local (4096 B) and z (512 B), it leaves no room for the copy's 512 B
+    small = CostModel(capacity={"Vec": 4096 + 4096 + 512 + 511})
+    _, fr = run("""
+other: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+out = pl.tile.store(tile=other, offsets=[0, 0], output=x)
+""", cost=small)
+    (d,) = [d for d in fr.decisions if d.decision == "copy"]
+    assert "8704 B live + 512 B = 9216 B > capacity 9215 B" in d.reason
+
+
 def test_symbolic_trip_count_uses_the_default_weight_overridable_per_kernel():
     body = """
 for i, (acc,) in pl.range(0, n, 1, init_values=(z,)):
