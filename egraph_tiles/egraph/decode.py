@@ -28,7 +28,7 @@ from typing import Sequence
 from ..ir.effects import Effects, function_effects
 from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars,
                         substitute)
-from ..ir.mutator import ReadCount, StmtMutator, body_fields
+from ..ir.mutator import ReadCount, StmtMutator, body_fields, replaced
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt, YieldStmt
 from ..ir.types import DType, MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
@@ -60,6 +60,8 @@ class Decoded:
 
 
 class Decoder(StmtMutator):
+    _replace = staticmethod(replaced)
+
     def __init__(self, fn: Function, enc: Encoding, results: list[Term], fx: Effects | None = None):
         self.fn = fn
         self.enc = enc
@@ -314,7 +316,7 @@ class Decoder(StmtMutator):
                 out.append(s)
             else:
                 out.append(self.recurse(s))  # nothing decided at it: only its bodies rebuilt
-        if self.read_count.count(out, nested=False):  # (nested bodies were counted when built)
+        if self.read_count.count_own(out):  # (nested bodies were counted when built)
             self.slice_bodies.append(out)
         elif len(out) == len(body) and all(map(operator.is_, out, body)):
             return body

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import egraph_tiles as et
-from egraph_tiles.ir.exprs import Call, Const, Var, VarRef
-from egraph_tiles.ir.mutator import StmtMutator, StmtVisitor, body_fields, drop_unused
+from egraph_tiles.ir.exprs import BinOp, Call, Const, ListExpr, Var, VarRef
+from egraph_tiles.ir.mutator import (ReadCount, StmtMutator, StmtVisitor, body_fields,
+                                     drop_unused, replaced)
 from egraph_tiles.ir.stmts import NO_SPAN, AssignStmt, EvalStmt, ForStmt, Span, Stmt, walk
 from dslkit import kernel
 
@@ -93,3 +95,44 @@ def test_a_visitor_reaches_assignments_inside_a_statement_kind_it_does_not_know(
     v = _Assigned()
     v.visit_body([*_body(), _Region("r", [inner])])
     assert v.names == ["v", "a", "b", "y", "out", "y"]
+
+
+def test_count_own_counts_the_same_reads_as_count_but_not_those_of_nested_bodies():
+    body = _body()  # v = load; for: a = slice(v); b = slice(a); y = muls(v); out = store(v)
+    names = {s.target.name: s.target for s in walk(body) if isinstance(s, AssignStmt)}
+    cands = {names["v"], names["a"], names["b"]}
+    loop = next(s for s in body if isinstance(s, ForStmt))
+    whole, flat = ReadCount(cands), ReadCount(cands)
+    whole.count(loop.body, nested=False)
+    assert flat.count_own(loop.body) is True  # the loop body assigns candidates a and b
+    assert flat.uses == whole.uses == {names["v"]: 2, names["a"]: 1}
+    assert flat.reads == whole.reads == {names["a"]: [names["v"]], names["b"]: [names["a"]]}
+    top = ReadCount(cands)
+    assert top.count_own(body) is True
+    assert top.uses == {names["v"]: 1}  # the store's read; the loop's body is not read
+
+
+def test_count_own_reads_keyword_operands_list_items_and_nested_expressions():
+    t, i, u = Var("t"), Var("i"), Var("u")
+    call = Call("tile.op", (ListExpr((VarRef(t), BinOp("+", VarRef(i), Const(1)))),),
+                (("shape", ListExpr((VarRef(t), Const(4)))), ("other", VarRef(u))))
+    rc = ReadCount({t, i, u})
+    assert rc.count_own([EvalStmt(call), AssignStmt(Var("x"), call)]) is False
+    assert rc.uses == {t: 4, i: 2, u: 2}
+
+
+@dataclass(eq=False)
+class _KeywordOnly(Stmt):
+    body: list[Stmt]
+    label: str = dataclasses.field(default="k", kw_only=True)
+
+
+def test_replaced_is_dataclasses_replace():
+    loop = next(s for s in _body() if isinstance(s, ForStmt))
+    new = replaced(loop, body=[], init_values=[Const(1)])
+    assert type(new) is ForStmt and new is not loop
+    assert [getattr(new, f.name) for f in dataclasses.fields(ForStmt)] == \
+        [getattr(dataclasses.replace(loop, body=[], init_values=[Const(1)]), f.name)
+         for f in dataclasses.fields(ForStmt)]
+    k = replaced(_KeywordOnly([], label="x"), body=[loop])  # (a keyword-only field: replace)
+    assert k.body == [loop] and k.label == "x"
