@@ -75,6 +75,8 @@ class Decoder(StmtMutator):
         #: plain alias -> the copy it was rewritten to read (``a = head`` became ``a = head_ext``)
         self.alias_of_copy: dict[Var, Var] = {}
         self._tile_types: dict[tuple, tuple[ListExpr, TileType]] = {}
+        #: one ``Const`` per literal offset (IR nodes are immutable: statements may share it)
+        self._lits: dict[object, Const] = {}
 
     def hazard(self, window: Window, consumer: Stmt, base: Var) -> bool:
         """Whether something may write ``base``'s storage between the slice and the use."""
@@ -85,7 +87,10 @@ class Decoder(StmtMutator):
     def idx(self, t: Term, pos: int, path: tuple[int, ...]) -> Expr:
         op = t[0]
         if op == "Lit":
-            return Const(int(t[1]))
+            c = self._lits.get(t[1])
+            if c is None:
+                c = self._lits[t[1]] = Const(int(t[1]))
+            return c
         if op == "Sym":
             e = self.enc.syms[t[1]]
             return self._visible_expr(e, pos, path)
@@ -157,11 +162,10 @@ class Decoder(StmtMutator):
                     self.buf_sites.append((site, kp))
                     if term[0] == "Keep":
                         self.views.setdefault(site.window.stmt, []).append((site, term))
-                if term[0] == "Copy":
-                    base = site.window.root.src
-                    at_def = term[2] == "Vec" and not self.hazard(site.window, site.stmt, base)
-                    if at_def:
-                        self.def_copies.setdefault(site.window.stmt, []).append((site, term))
+                if term[0] == "Copy" and term[2] == "Vec":
+                    w = site.window
+                    if not self.hazard(w, site.stmt, w.root.src):  # (at its definition)
+                        self.def_copies.setdefault(w.stmt, []).append((site, term))
             elif kind is ExtSite:
                 self.ext_of[site.stmt] = term
             elif kind is Window:
@@ -170,9 +174,11 @@ class Decoder(StmtMutator):
         #: a slice is re-emitted only when peeled or when a chosen form reads its copy)
         self.touched: set[Stmt] = {*self.use_of, *self.ext_of, *self.def_copies, *self.views,
                                    *self.hoist_before}
-        for w in self.enc.windows:
-            if self.peels(w.stmt, self.win_term[w.stmt]) or w.key in self.bufs_needed:
-                self.touched.add(w.stmt)
+        #: the kept slices of slices, re-emitted on their non-slice base (:meth:`_peel`)
+        self.peeled: set[Stmt] = {w.stmt for w in self.enc.windows
+                                  if self.peels(w.stmt, self.win_term[w.stmt])}
+        self.touched |= self.peeled
+        self.touched.update(w.stmt for w in self.enc.windows if w.key in self.bufs_needed)
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[UseSite, Var] = {}  # use -> copy var
         self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
@@ -232,7 +238,7 @@ class Decoder(StmtMutator):
         pos = info.pos + (1 if placement == "definition" else 0)
         base, r, c = self.window_parts(term[1], pos, info.path)
         w = site.window
-        v = self.emit_extract(f"{w.var.name}_{_SUFFIX.get(term[2], term[2].lower())}", base, r, c,
+        v = self.emit_extract(f"{w.var.name}_{_SUFFIX.get(term[2]) or term[2].lower()}", base, r, c,
                               w.rows, w.cols, _MEMORY[term[2]], anchor.span, out)
         self.scopes[-1][term[:3]] = v
         # the copy holds the source as of just after the slice (definition) or just before the
@@ -462,9 +468,9 @@ class Decoder(StmtMutator):
 
     def _peel(self, s: AssignStmt) -> Stmt:
         """A kept slice of a slice is re-emitted on its non-slice base (offsets accumulated)."""
-        term = self.win_term[s]
-        if not self.peels(s, term):
+        if s not in self.peeled:
             return s
+        term = self.win_term[s]
         v = s.value
         assert isinstance(v, Call)
         info = self.fx.point(s)
