@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tempfile
 import time
 from contextlib import contextmanager
@@ -302,6 +303,40 @@ def _run(name: str) -> eb.Run:
 _TERMS = eb.RunSchedule(eb.Sequence(SPAN, [_run(r) for r in TERMS]))
 _FACTS = eb.RunSchedule(eb.Sequence(SPAN, [eb.Saturate(SPAN, _run(r)) for r in FACTS]))
 _ALL = eb.RunSchedule(_run("all"))
+
+
+def core_schedule(text: str) -> eb.RunSchedule:
+    """The ``(run-schedule ...)`` of ``text`` — ``run``, ``seq`` and ``saturate`` of rulesets —
+    as egglog's core command.  ``parse_program`` makes it egglog-experimental's user-defined
+    ``run-schedule`` instead, which runs the same rules in the same order ~5% slower (the
+    Acc-window check's 18 runs at 1,000 statements: ~0.1 ms)."""
+    (form,) = _forms(iter(re.findall(r"[()]|[^\s()]+", text)))
+    head, *items = form
+    if head != "run-schedule":
+        raise ValueError(f"not a run-schedule: {text!r}")
+    return eb.RunSchedule(_schedule(["seq", *items]))
+
+
+def _forms(tokens: Iterator[str]) -> list:
+    """The s-expressions of ``tokens`` up to the closing parenthesis (or their end)."""
+    out: list = []
+    for tok in tokens:
+        if tok == ")":
+            break
+        out.append(_forms(tokens) if tok == "(" else tok)
+    return out
+
+
+def _schedule(form: list) -> object:
+    head, *args = form
+    if head == "run" and len(args) == 1 and isinstance(args[0], str):
+        return _run(args[0])
+    kids = [_schedule(a) for a in args]
+    if head == "seq":
+        return eb.Sequence(SPAN, kids)
+    if head == "saturate":  # (of several: of their sequence)
+        return eb.Saturate(SPAN, kids[0] if len(kids) == 1 else eb.Sequence(SPAN, kids))
+    raise ValueError(f"unsupported schedule form {head!r}")
 
 
 def _updated(out: list) -> bool:

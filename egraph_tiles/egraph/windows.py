@@ -27,7 +27,7 @@ from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Program, Span, S
 from ..ir.types import MemorySpace, ScalarType, TileType
 from ..rules import windows as rules
 from .calls import PREFIX, callee_name, param_uses, returned_param
-from .schedule import SPAN, egglog_errors, load_tables, new_egraph, release
+from .schedule import SPAN, core_schedule, egglog_errors, load_tables, new_egraph, release
 
 _ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 Rows = dict[str, list[tuple]]
@@ -400,12 +400,18 @@ def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_mid_block", "w_
     # ``rules.windows.TAGGED``, linear in the facts)
     load_tables(eg, {rules.RENAMED.get(t, t): r for t, r in rows.items() if r},
                 ruleset=rules.LOAD_RULESET)
-    eg.run_program(*eg.parse_program(rules.SCHEDULE))
+    eg.run_program(_SCHEDULE)
     return eg, read_relations(eg, read)
+
+
+#: ``rules.windows.SCHEDULE`` as egglog's core command
+_SCHEDULE = core_schedule(rules.SCHEDULE)
 
 
 def read_relations(eg: bindings.EGraph, read: tuple[str, ...]) -> dict[str, list[list[int]]]:
     """The rows of the relations ``read`` (each of ``i64`` columns) of ``eg``, sorted."""
+    if not read:
+        return {}
     # printed relation by relation (freezing the whole e-graph to read them costs more)
     printed = eg.run_program(*[bindings.PrintFunction(SPAN, name, None, None,
                                                       bindings.DefaultPrintFunctionMode())
@@ -451,15 +457,18 @@ def _violations(function: Function, fx: Effects | None, program: Program | None
         return enc, [], None  # no written value shares storage with an Acc parent
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
                        f"{function.name!r}"):
-        eg, rows = run_rules(enc.rows, VERDICTS)
-        # (why a constant window is rejected: read only when one is)
-        mid = read_relations(eg, ("w_mid_block",))["w_mid_block"] if rows["w_viol_k"] else []
-    mid = set(map(tuple, mid))
+        eg, _ = run_rules(enc.rows, ())
+        # both verdict relations are read from ``w_violation``: printed only when it holds a
+        # tuple (its size costs a quarter of printing them), with why a constant window is
+        # rejected (``w_mid_block``)
+        held = eg.run_program(bindings.PrintSize(SPAN, "w_violation"))[0].size
+        rows = read_relations(eg, (*VERDICTS, "w_mid_block")) if held else {}
+    mid = set(map(tuple, rows.get("w_mid_block", ())))
     found = [Violation(s, v, p, r, c, c0, (p, r, c, c0) in mid, via)
-             for s, v, p, r, c, c0, via in rows["w_viol_k"]]
+             for s, v, p, r, c, c0, via in rows.get("w_viol_k", ())]
     constant = {(x.stmt, x.operand, x.parent, x.rows, x.cols, x.via) for x in found}
     found += [Violation(s, v, p, r, c, None, via=via, mult=m)
-              for s, v, p, r, c, m, via in rows["w_viol_m"]
+              for s, v, p, r, c, m, via in rows.get("w_viol_m", ())
               if (s, v, p, r, c, via) not in constant]
     # every path first, then constant offsets, then the narrowest branch point
     found.sort(key=lambda x: (x.stmt, x.via != -1, x.col is None, x.via, x.rows, x.cols))
