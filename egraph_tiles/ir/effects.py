@@ -214,7 +214,9 @@ class Effects:
 
     def written_in(self, v: Var, lo: int, hi: int) -> bool:
         """Whether something may write ``v``'s storage at a point in ``(lo, hi]``."""
-        pts = self._write_points.get(self.storage(v), ())
+        pts = self._write_points.get(self.storage(v))
+        if pts is None:  # (the usual case: nothing writes the class)
+            return False
         i = bisect.bisect_right(pts, lo)
         return i < len(pts) and pts[i] <= hi
 
@@ -226,9 +228,10 @@ class Effects:
         such loop (a later iteration's write precedes the next read)."""
         q = self.points[use]
         end = q.pos if including_use else q.pos - 1
-        outer = [lp for lp in q.loops if lp not in after_loops]
-        if outer:
-            end = max(end, self.loop_end(min(outer)))
+        if q.loops != after_loops:  # (the same loops: none is outer)
+            outer = [lp for lp in q.loops if lp not in after_loops]
+            if outer:
+                end = max(end, self.loop_end(min(outer)))
         return self.written_in(v, after, end)
 
     def written_in_loop(self, v: Var, loop: Stmt) -> bool:
@@ -384,9 +387,10 @@ class _Builder:
                 b = find(b)
             if a is not b:
                 parent[a] = b
+        at = fx._write_points
         for w in fx.writes:
-            fx._write_points.setdefault(fx.storage(w.var), []).append(w.point)
-        for pts in fx._write_points.values():
+            at.setdefault(find(w.var), []).append(w.point)
+        for pts in at.values():
             pts.sort()
         return fx
 
