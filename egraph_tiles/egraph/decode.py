@@ -77,9 +77,21 @@ class Decoder(StmtMutator):
         self._tile_types: dict[tuple, tuple[ListExpr, TileType]] = {}
         #: one ``Const`` per literal offset (IR nodes are immutable: statements may share it)
         self._lits: dict[object, Const] = {}
+        #: source -> whether anything in the function may write its storage (:meth:`written`)
+        self._written: dict[Var, bool] = {}
+
+    def written(self, base: Var) -> bool:
+        """Whether anything in the function may write ``base``'s storage: when nothing does,
+        nothing does between any two points either (most sources: no hazard to look up)."""
+        got = self._written.get(base)
+        if got is None:
+            got = self._written[base] = self.fx.written_in(base, 0, len(self.fx.stmts))
+        return got
 
     def hazard(self, window: Window, consumer: Stmt, base: Var) -> bool:
         """Whether something may write ``base``'s storage between the slice and the use."""
+        if not self.written(base):
+            return False
         p = self.fx.point(window.stmt)
         return self.fx.written_before_use(base, p.pos, p.loops, consumer)
 
@@ -254,8 +266,11 @@ class Decoder(StmtMutator):
     def _written_since(self, v: Var, site: UseSite, anchor: Stmt, placement: str) -> bool:
         """Whether the source may be written between the creation of the identical copy ``v`` and
         the point where this use needs the source's value (then ``v`` is stale: make a new one)."""
+        src = site.window.root.src
+        if not self.written(src):
+            return False
         c_pos, c_loops = self.copy_at[v]
-        return self.fx.written_before_use(site.window.root.src, c_pos, c_loops, anchor,
+        return self.fx.written_before_use(src, c_pos, c_loops, anchor,
                                           including_use=placement == "definition")
 
     def make_buf(self, w: Window, out: list[Stmt]) -> None:

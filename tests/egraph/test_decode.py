@@ -42,3 +42,23 @@ for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
     kept = [s for s in before if not (isinstance(s, AssignStmt) and s.target.name in ("w", "y"))]
     assert len(kept) == len(before) - 2
     assert all(any(s is t for t in after) for s in kept)
+
+
+def test_a_source_is_written_when_anything_may_write_its_storage_through_a_view():
+    from egraph_tiles.egraph.decode import Decoder
+    from egraph_tiles.egraph.encode import encode_function
+    from egraph_tiles.ir.effects import function_effects
+    from egraph_tiles.ir.stmts import walk
+
+    fn = et.parse_program(kernel(X, T + """
+u = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+q: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 8])
+pl.tile.fillpad_inplace(src=q, pad_value=pl.PadValue.zero)
+w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(u, [16, 8], [0, 8])
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
+""")).functions[0]
+    fx = function_effects(fn)
+    v = {s.target.name: s.target for s in walk(fn.body) if isinstance(s, AssignStmt)}
+    dec = Decoder(fn, encode_function(fn, fx), [], fx)
+    assert dec.written(v["local"]) and dec.written(v["q"])  # (q's write lands in local)
+    assert not dec.written(v["u"]) and not dec.written(v["w"])
