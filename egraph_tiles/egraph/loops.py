@@ -89,6 +89,7 @@ def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, int | Fr
 #: (module constants: an enum member looked up on its class is slow, and this runs per use)
 _VEC_COPY, _CUBE_COPY = (Role.ORD, Role.COLX), (Role.LEFT, Role.RIGHT)
 _VEC, _MAT = MemorySpace.Vec, MemorySpace.Mat
+_ESCAPES = (Storage.VIEW, Storage.WRITES)
 
 
 def milli(w: int | Fraction) -> int:
@@ -176,8 +177,7 @@ class _Facts:
         if eff is None or site.slot[0] not in ("arg", "kwarg"):
             return False
         i = site.slot[1] if site.slot[0] == "arg" else operand_index(call, site.slot[1])
-        return isinstance(i, int) and (eff.of != i or eff.storage not in (Storage.VIEW,
-                                                                          Storage.WRITES))
+        return isinstance(i, int) and (eff.of != i or eff.storage not in _ESCAPES)
 
     def const_offsets(self, w: Window) -> bool:
         """Whether every slice of ``w``'s chain has constant offsets: then the window is

@@ -32,6 +32,9 @@ Rows = dict[str, list[tuple]]
 _CARRIES = (Share.ALIAS, Share.SLICE, Share.VIEW, Share.WRITEBACK, Share.LOOP_INIT,
             Share.LOOP_BACK, Share.LOOP_RESULT, Share.IF_RESULT)
 
+#: the edges that define their value (a module constant: read per edge)
+_DEFINING = (Share.ALIAS, Share.SLICE, Share.VIEW)
+
 
 def _dims(t: TileType) -> tuple[int | None, ...]:
     return tuple(const_int(d) for d in t.shape)
@@ -77,7 +80,7 @@ def acc_window_view(back: dict[Var, Edge], s: Stmt) -> tuple[Var, Var] | None:
 
 def _defining_edges(fx: Effects) -> dict[Var, Edge]:
     """The alias / slice / view edge defining each value that has one."""
-    return {e.dst: e for e in fx.edges if e.kind in (Share.ALIAS, Share.SLICE, Share.VIEW)}
+    return {e.dst: e for e in fx.edges if e.kind in _DEFINING}
 
 
 def _uses(s: Stmt) -> list[Var]:
