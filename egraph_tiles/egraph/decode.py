@@ -77,23 +77,26 @@ class Decoder(StmtMutator):
         self._tile_types: dict[tuple, tuple[ListExpr, TileType]] = {}
         #: one ``Const`` per literal offset (IR nodes are immutable: statements may share it)
         self._lits: dict[object, Const] = {}
-        #: source -> whether anything in the function may write its storage (:meth:`written`)
-        self._written: dict[Var, bool] = {}
+        #: window -> whether anything in the function may write its source (:meth:`written`)
+        self._written: dict[Window, bool] = {}
 
-    def written(self, base: Var) -> bool:
-        """Whether anything in the function may write ``base``'s storage: when nothing does,
-        nothing does between any two points either (most sources: no hazard to look up)."""
-        got = self._written.get(base)
+    def written(self, window: Window) -> bool:
+        """Whether anything in the function may write the storage of ``window``'s source: when
+        nothing does, nothing does between any two points either (most sources: no hazard to
+        look up)."""
+        got = self._written.get(window)
         if got is None:
-            got = self._written[base] = self.fx.written_in(base, 0, len(self.fx.stmts))
+            got = self._written[window] = self.fx.written_in(window.root.src, 0,
+                                                             len(self.fx.stmts))
         return got
 
-    def hazard(self, window: Window, consumer: Stmt, base: Var) -> bool:
-        """Whether something may write ``base``'s storage between the slice and the use."""
-        if not self.written(base):
+    def hazard(self, window: Window, consumer: Stmt) -> bool:
+        """Whether something may write the storage of ``window``'s source between the slice and
+        the use."""
+        if not self.written(window):
             return False
         p = self.fx.point(window.stmt)
-        return self.fx.written_before_use(base, p.pos, p.loops, consumer)
+        return self.fx.written_before_use(window.root.src, p.pos, p.loops, consumer)
 
     # ------------------------------------------------------------------ terms -> IR
     def idx(self, t: Term, pos: int, path: tuple[int, ...]) -> Expr:
@@ -176,7 +179,7 @@ class Decoder(StmtMutator):
                         self.views.setdefault(site.window.stmt, []).append((site, term))
                 if term[0] == "Copy" and term[2] == "Vec":
                     w = site.window
-                    if not self.hazard(w, site.stmt, w.root.src):  # (at its definition)
+                    if not self.hazard(w, site.stmt):  # (at its definition)
                         self.def_copies.setdefault(w.stmt, []).append((site, term))
             elif kind is ExtSite:
                 self.ext_of[site.stmt] = term
@@ -226,7 +229,7 @@ class Decoder(StmtMutator):
             return copy, None
         w = site.window
         if term[2] == "Vec" and lp.pos not in self.fx.point(w.stmt).loops \
-                and not self.hazard(w, site.stmt, w.root.src):
+                and not self.hazard(w, site.stmt):
             return copy, None
         _base, r, c = self.window_parts(term[1], lp.pos, lp.path)
         if not all(self.fx.visible(v, lp.pos, lp.path) for e in (r, c) for v in free_vars(e)):
@@ -266,11 +269,10 @@ class Decoder(StmtMutator):
     def _written_since(self, v: Var, site: UseSite, anchor: Stmt, placement: str) -> bool:
         """Whether the source may be written between the creation of the identical copy ``v`` and
         the point where this use needs the source's value (then ``v`` is stale: make a new one)."""
-        src = site.window.root.src
-        if not self.written(src):
+        if not self.written(site.window):
             return False
         c_pos, c_loops = self.copy_at[v]
-        return self.fx.written_before_use(src, c_pos, c_loops, anchor,
+        return self.fx.written_before_use(site.window.root.src, c_pos, c_loops, anchor,
                                           including_use=placement == "definition")
 
     def make_buf(self, w: Window, out: list[Stmt]) -> None:

@@ -35,11 +35,10 @@ def copy_view_gates(enc: Encoding, dec: Decoder, eg: eb.EGraph) -> dict[UseSite,
         p = w.parent
         if p is None or site.ctx not in (ops.Role.ORD, ops.Role.COLX) or p.key not in dec.buf_var:
             continue
-        base = p.root.src
-        if dec.hazard(p, site.stmt, base):
+        if dec.hazard(p, site.stmt):
             continue
         q = dec.fx.point(site.stmt).pos
-        if dec.fx.written_in(base, q - 1, q):
+        if dec.fx.written_in(p.root.src, q - 1, q):
             continue  # the consumer writes the source's storage: it must write the source
         if not plain_read(site) or has_fact(eg, "WrittenUse", site.key):
             continue  # a use written through (rules.checks) must stay on the source

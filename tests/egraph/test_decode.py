@@ -44,7 +44,7 @@ for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
     assert all(any(s is t for t in after) for s in kept)
 
 
-def test_a_source_is_written_when_anything_may_write_its_storage_through_a_view():
+def test_a_windows_source_is_written_when_anything_may_write_its_storage_through_a_view():
     from egraph_tiles.egraph.decode import Decoder
     from egraph_tiles.egraph.encode import encode_function
     from egraph_tiles.ir.effects import function_effects
@@ -59,6 +59,7 @@ y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
 """)).functions[0]
     fx = function_effects(fn)
     v = {s.target.name: s.target for s in walk(fn.body) if isinstance(s, AssignStmt)}
-    dec = Decoder(fn, encode_function(fn, fx), [], fx)
-    assert dec.written(v["local"]) and dec.written(v["q"])  # (q's write lands in local)
-    assert not dec.written(v["u"]) and not dec.written(v["w"])
+    enc = encode_function(fn, fx)
+    dec = Decoder(fn, enc, [], fx)
+    assert dec.written(enc.window_of[v["q"]])  # (q's own write lands in its source, local)
+    assert not dec.written(enc.window_of[v["w"]])  # (nothing writes u)
