@@ -29,8 +29,8 @@ dataflow as the facts below — bulk-loaded as the index tables of ``rules.sorts
 tables, whose ``load`` rules rebuild the terms — and reads the violation facts back).  It runs in
 the tile pass's e-graph, before the function's own facts arrive, as ``TEXT``: the same program
 with the names it shares with the pass's (``Idx``, its tables, ``load``, ``offsets``,
-``multiples``) renamed ``w_...``, so the two programs' facts never meet, and every row table
-read from one of two tagged relations (``TAGGED``: one ``input`` each).
+``multiples``) renamed ``w_...``, so the two programs' facts never meet, and the row tables
+of one column signature read from one tagged relation (``TAGGED``: one ``input`` each).
 
 Vocabulary (every id is an ``i64``: variables by ``Var.uid``, statements / loops / ifs by their
 program-order index; all of them are *structure*, encoded verbatim from the IR):
@@ -412,33 +412,31 @@ def _own_names(text: str) -> str:
 
 
 #: The check's row tables — every table of primitive columns the encoder fills: :data:`INPUTS`,
-#: the slice / bounds rows of :data:`LOAD` and the renamed index tables — are two relations in
-#: ``TEXT``, each row led by its logical table's tag and padded with zeros to the relation's
-#: width: ``w_in`` (integer columns) and ``w_in_s`` (an integer, a string, two integers).  A
-#: rule reading logical table ``T`` reads ``(w_in tag ... 0)`` (:func:`_tagged`).  One ``input``
-#: each instead of one per table (~30 µs each, 13 at 1,000 statements), and 23 tables fewer
-#: for every push / pop of the prepared e-graph to copy (issue 13).
-INPUT, INPUT_S = "w_in", "w_in_s"
-_WIDTH = {INPUT: ("i64",) * 5, INPUT_S: ("i64", "String", "i64", "i64")}
+#: the slice / bounds rows of :data:`LOAD` and the renamed index tables — that share their
+#: column types are one relation in ``TEXT`` (``w_in_ii``, ``w_in_iii``, ...: ``i`` an integer
+#: column), each row led by its logical table's tag; a rule reading logical table ``T`` reads
+#: ``(w_in_ii tag a b)`` (:func:`_tagged`).  One ``input`` per relation instead of one per table
+#: (~30 µs each: 5 instead of 13 at 1,000 statements), and 15 tables fewer for every push / pop of
+#: the prepared e-graph to copy (issue 13).  Rows are not padded to one wider relation: at 50,000
+#: statements the wider rows cost more to format and read than the inputs saved.
 _RELATION = re.compile(r"\(relation\s+([^\s()]+)\s+\(([^()]*)\)\)")
 
 
-def _row_tables() -> dict[str, tuple[str, int, int]]:
-    """Each row table's ``(relation, tag, zeros padding it)``, by its name in ``TEXT``."""
-    out: dict[str, tuple[str, int, int]] = {}
+def _row_tables() -> dict[str, tuple[str, int]]:
+    """Each row table sharing its column types with another: ``(relation, tag)``, by its name
+    in ``TEXT``."""
+    groups: dict[tuple[str, ...], list[str]] = {}
     for name, cols in _RELATION.findall(_own_names(sorts.IDX_LOAD) + INPUTS + LOAD):
         types = tuple(cols.split())
-        if not set(types) <= {"i64", "String"}:
-            continue  # (terms: rebuilt from rows by the ``load`` rules)
-        relation = INPUT_S if "String" in types else INPUT
-        width = _WIDTH[relation]
-        assert types == width[:len(types)], (name, types)
-        out[name] = (relation, len(out) + 1, len(width) - len(types))
-    return out
+        if set(types) <= {"i64", "String"}:  # (not the terms the ``load`` rules rebuild)
+            groups.setdefault(types, []).append(name)
+    return {name: ("w_in_" + "".join("i" if t == "i64" else "s" for t in types), tag)
+            for types, names in groups.items() if len(names) > 1
+            for tag, name in enumerate(names, 1)}
 
 
-#: every row table of ``TEXT``'s program, by name: ``(relation, tag, zeros padding it)``
-#: (``schedule.load_tables`` writes the rows so)
+#: the row tables read from a shared relation, by name: ``(relation, tag)`` (``schedule.load_tables``
+#: leads each row with the tag)
 TAGGED = _row_tables()
 _COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|;[^\n]*')
 
@@ -447,13 +445,16 @@ def _tagged(text: str) -> str:
     """``text`` (comments dropped) with every row table of :data:`TAGGED` read from its tagged
     relation, which it declares instead."""
     text = _COMMENT.sub(lambda m: m.group(1) or "", text)
-    for name, (relation, tag, pad) in TAGGED.items():
-        text = re.sub(r"\(relation\s+" + re.escape(name) + r"\s+\([^()]*\)\)", "", text)
+    relations: dict[str, str] = {}
+    for name, (relation, tag) in TAGGED.items():
+        declared = re.compile(r"\(relation\s+" + re.escape(name) + r"\s+\(([^()]*)\)\)")
+        relations[relation] = declared.search(text).group(1)
+        text = declared.sub("", text)
         atom = re.compile(r'\(' + re.escape(name) + r'((?:\s+(?:"[^"]*"|[^\s()"]+))*)\)')
-        text = atom.sub(lambda m: f"({relation} {tag}{m.group(1)}{' 0' * pad})", text)
+        text = atom.sub(lambda m: f"({relation} {tag}{m.group(1)})", text)
         # (every atom of a row table has plain arguments: none is left behind)
         assert not re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text), name
-    return "".join(f"(relation {r} (i64 {' '.join(t)}))\n" for r, t in _WIDTH.items()) + text
+    return "".join(f"(relation {r} (i64 {cols}))\n" for r, cols in relations.items()) + text
 
 
 #: ``PROGRAM`` as the e-graph holds it: run in the tile pass's e-graph (``egraph.windows``),

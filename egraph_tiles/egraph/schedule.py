@@ -208,26 +208,23 @@ def load(eg: eb.EGraph, commands: list[str]) -> None:
         eg.run_program(*eg.parse_program("\n".join(commands[i:i + CHUNK])))
 
 
-#: the logical tables loaded into a shared relation, by name: ``(relation, tag, zeros padding a
-#: row)`` — the engine's two-integer tables (``sorts.TAGGED``) and the Acc-window check's row
-#: tables (``rules.windows.TAGGED``)
-TAGGED: dict[str, tuple[str, int, int]] = {
-    **{table: (relation, tag, 0) for table, (relation, tag) in sorts.TAGGED.items()},
-    **windows.TAGGED}
+#: the logical tables loaded into a shared relation, by name: ``(relation, tag)`` — the engine's
+#: two-integer tables (``sorts.TAGGED``) and the Acc-window check's row tables
+#: (``rules.windows.TAGGED``)
+TAGGED: dict[str, tuple[str, int]] = {**sorts.TAGGED, **windows.TAGGED}
 
 
 def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "load") -> None:
     """Bulk-load table rows with ``input`` (one TSV text per table; thousands of single
     commands would each be compiled as a rule), then run ``ruleset`` once (the engine's
     ``load``, which the Acc-window check's own e-graph shares).  A logical table of
-    :data:`TAGGED` goes to its shared relation, each row led by the table's tag (and padded
-    to the relation's width): one ``input`` for all of them."""
+    :data:`TAGGED` goes to its shared relation, each row led by the table's tag: one ``input``
+    for all of them."""
     texts: dict[str, list[bytes]] = {}
     for table, r in rows.items():
         if r:
-            relation, tag, pad = TAGGED.get(table, (table, None, 0))
-            texts.setdefault(relation, []).append(
-                _tsv(r, "" if tag is None else f"{tag}\t", "\t0" * pad))
+            relation, tag = TAGGED.get(table, (table, None))
+            texts.setdefault(relation, []).append(_tsv(r, "" if tag is None else f"{tag}\t"))
     tables = sorted(texts)
     if tables:
         with _tsv_paths([(t, b"".join(texts[t])) for t in tables]) as paths:
@@ -235,10 +232,10 @@ def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "loa
     eg.run_program(eb.RunSchedule(eb.Run(SPAN, eb.RunConfig(ruleset, None))))
 
 
-def _tsv(rows: list[tuple], lead: str = "", trail: str = "") -> bytes:
-    """``rows`` as TSV text, each line led by ``lead`` and ended by ``trail`` (one ``%s``
-    template per table: every row of a table has its arity; ``%s`` formats like ``str``)."""
-    line = lead + "\t".join(["%s"] * len(rows[0])) + trail + "\n"
+def _tsv(rows: list[tuple], lead: str = "") -> bytes:
+    """``rows`` as TSV text, each line led by ``lead`` (one ``%s`` template per table: every
+    row of a table has its arity; ``%s`` formats like ``str``)."""
+    line = lead + "\t".join(["%s"] * len(rows[0])) + "\n"
     return "".join([line % r for r in rows]).encode()
 
 

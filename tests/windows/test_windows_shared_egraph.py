@@ -180,18 +180,21 @@ def test_a_graphviz_dump_shows_the_engines_facts_alone(monkeypatch, tmp_path):
     assert taken == [schedule.program_text(acc_windows=True), schedule.program_text()]
 
 
-def test_the_checks_row_tables_are_read_from_two_tagged_relations():
-    # every table the encoder fills (its input relations, the slice / bounds rows, the renamed
-    # index tables) is a tagged row of w_in / w_in_s: one input each, no table of its own
-    assert {"w_ext", "w_call", "w_tile", "WSliceRow", "w_IdxLitRow", "w_IdxSymRow"} <= set(
-        rules.TAGGED)
-    assert {relation for relation, _, _ in rules.TAGGED.values()} == {rules.INPUT, rules.INPUT_S}
+def test_the_checks_row_tables_of_one_column_signature_are_read_from_one_relation():
+    # every integer table the encoder fills (its input relations, the slice / bounds rows, the
+    # renamed index tables) is a tagged row of the relation of its column signature: one input
+    # per signature, no table of its own
+    assert rules.TAGGED["w_ext"] == ("w_in_ii", rules.TAGGED["w_ext"][1])
+    assert rules.TAGGED["w_IdxLitRow"][0] == rules.TAGGED["w_result"][0] == "w_in_ii"
+    assert rules.TAGGED["WSliceRow"][0] == rules.TAGGED["w_iter"][0] == "w_in_iiii"
     assert not set(rules.TAGGED) & rules.TABLES
-    assert {rules.INPUT, rules.INPUT_S} <= rules.TABLES
+    assert {"w_in_ii", "w_in_iii", "w_in_iiii", "w_in_iiiii"} <= rules.TABLES
+    # a signature of one table keeps its table (nothing to share)
+    assert {"w_call", "w_tile"} <= rules.TABLES and not {"w_call", "w_tile"} & set(rules.TAGGED)
 
 
 def test_two_row_tables_of_the_check_sharing_a_relation_state_only_their_own_facts():
-    # w_alias and w_ext are both (tag, a, b, 0, 0, 0) rows of w_in: an alias between two values
+    # w_alias and w_ext are both (tag, a, b) rows of w_in_ii: an alias between two values
     # of one extent is an identity edge; the alias row is no extent fact, nor the extent rows
     # aliases
     same = {"w_alias": [(1, 2)], "w_ext": [(1, 7), (2, 7)]}
