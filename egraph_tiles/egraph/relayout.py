@@ -103,16 +103,15 @@ def encode(fx: Effects) -> Rows:
     rows: Rows = {"RelayoutRow": [], "CarryRow": [], "OperandRow": [], "WindowViewRow": [],
                   "ReadCarryRow": [], "ReadRow": []}
     back: dict[Var, Edge] | None = None
-    relayouts: dict[str, bool] = {}  # op name -> whether the registry gives it a relayout
+    # only an assigned call of an op the registry gives a relayout makes a view
+    # (:func:`relayout_view`, :func:`acc_window_view`): none in the function, no rows
+    relayouts = {name for name in fx.call_ops
+                 if (op := ops.lookup(name)) is not None and op.relayout is not None}
+    if not relayouts:
+        return {}
     for pos, s in enumerate(fx.stmts[1:], start=1):
-        # (only an assigned call makes a view: :func:`relayout_view`, :func:`acc_window_view`)
-        if type(s) is not AssignStmt or type(s.value) is not Call:  # type: ignore[attr-defined]
-            continue
-        name = s.value.op  # type: ignore[attr-defined]
-        if name not in relayouts:
-            op = ops.lookup(name)
-            relayouts[name] = op is not None and op.relayout is not None
-        if not relayouts[name]:
+        if type(s) is not AssignStmt or type(s.value) is not Call \
+                or s.value.op not in relayouts:  # type: ignore[attr-defined]
             continue
         view = relayout_view(s)
         if view is not None:

@@ -151,6 +151,8 @@ class Effects:
     defs: dict[Var, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
     writes: list[Write] = field(default_factory=list)
+    #: the op names of the statement-level calls (assigned or bare; not those nested in a value)
+    call_ops: set[str] = field(default_factory=set)
     _parent: dict[Var, Var] = field(default_factory=dict)
     _write_points: dict[Var, list[int]] = field(default_factory=dict)
 
@@ -396,6 +398,7 @@ class _Builder:
             at.setdefault(find(w.var), []).append(w.point)
         for pts in at.values():
             pts.sort()
+        fx.call_ops = set(self._ops)  # (every statement-level call's op was read once)
         return fx
 
 

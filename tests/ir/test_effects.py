@@ -66,3 +66,9 @@ def test_a_read_after_the_loop_sees_the_write_of_every_iteration():
     # from the slice to itself in the next iteration: the write in between is seen
     assert fx.written_before_use(v["v"], p.pos, (), q_stmt)
     assert not fx.written_before_use(v["u"], p.pos, (), q_stmt)
+
+
+def test_call_ops_are_the_ops_of_the_statement_level_calls():
+    # assigned calls and the bare fillpad_inplace call; the loops' pl.range is not a call
+    fn, fx, v, loops = _setup()
+    assert fx.call_ops == {"tile.load", "tile.slice", "tile.fillpad_inplace", "store"}
