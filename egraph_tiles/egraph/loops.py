@@ -291,9 +291,10 @@ class _Facts:
         # by type object (few, shared; each held by its variables, so its id is not reused)
         sizes: dict[int, tuple[str, int] | None] = {}
         for r, (lo, hi) in span.items():
-            i, j = bisect_right(qs, lo), bisect_right(qs, hi)  # qs[i:j]: the points in (lo, hi]
-            if i >= j:
+            i = bisect_right(qs, lo)  # qs[i]: the first point after lo
+            if i == len(qs) or qs[i] > hi:  # (most classes: no point in (lo, hi])
                 continue
+            j = bisect_right(qs, hi)  # qs[i:j]: the points in (lo, hi]
             t = r.type
             if id(t) not in sizes:
                 sizes[id(t)] = _live_size(t)
