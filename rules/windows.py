@@ -422,37 +422,49 @@ def _own_names(text: str) -> str:
 _RELATION = re.compile(r"\(relation\s+([^\s()]+)\s+\(([^()]*)\)\)")
 
 
-def _row_tables() -> dict[str, tuple[str, int]]:
-    """Each row table sharing its column types with another: ``(relation, tag)``, by its name
-    in ``TEXT``."""
+def _shared(text: str, prefix: str) -> dict[str, tuple[str, int]]:
+    """Each relation of primitive columns declared in ``text`` that shares its column types with
+    another: ``(relation, tag)``, the relation named ``prefix`` + its signature (``ii``, ...)."""
     groups: dict[tuple[str, ...], list[str]] = {}
-    for name, cols in _RELATION.findall(_own_names(sorts.IDX_LOAD) + INPUTS + LOAD):
+    for name, cols in _RELATION.findall(text):
         types = tuple(cols.split())
         if set(types) <= {"i64", "String"}:  # (not the terms the ``load`` rules rebuild)
             groups.setdefault(types, []).append(name)
-    return {name: ("w_in_" + "".join("i" if t == "i64" else "s" for t in types), tag)
+    return {name: (prefix + "".join("i" if t == "i64" else "s" for t in types), tag)
             for types, names in groups.items() if len(names) > 1
             for tag, name in enumerate(names, 1)}
 
 
 #: the row tables read from a shared relation, by name: ``(relation, tag)`` (``schedule.load_tables``
 #: leads each row with the tag)
-TAGGED = _row_tables()
+TAGGED = _shared(_own_names(sorts.IDX_LOAD) + INPUTS + LOAD, "w_in_")
+#: The relations the ``windows`` stratum derives from the input relations alone: every rule
+#: writing one reads only relations of :data:`INPUTS` (``tests/windows`` checks it), so all of
+#: them are derived in the check's first run and none changes after it.  Those of one column
+#: signature share a relation too (``w_first_ii``, ``w_first_iii``): a rule reading one runs again
+#: only when that relation changes, which is in that same first run (so sharing adds at most
+#: one run of such a rule, right after it) — 6 tables fewer for push / pop to copy.
+FIRST_RUN = ("w_dims2", "w_acc_parent", "w_acc_cols", "w_ident", "w_merge", "w_arm",
+             "w_zero_trip_arm", "w_back_arm")
+_FIRST = _shared("".join(m.group(0) for m in _RELATION.finditer(SCHEMA) if m.group(1) in FIRST_RUN),
+                 "w_first_")
+#: an argument of an atom: a string, a token, or an expression of at most three levels
+_ARG = r'"[^"]*"|[^\s()"]+|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)'
 _COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|;[^\n]*')
 
 
 def _tagged(text: str) -> str:
-    """``text`` (comments dropped) with every row table of :data:`TAGGED` read from its tagged
-    relation, which it declares instead."""
+    """``text`` (comments dropped) with every table of :data:`TAGGED` and ``_FIRST`` read and
+    written as its tagged relation, which it declares instead."""
     text = _COMMENT.sub(lambda m: m.group(1) or "", text)
     relations: dict[str, str] = {}
-    for name, (relation, tag) in TAGGED.items():
+    for name, (relation, tag) in {**TAGGED, **_FIRST}.items():
         declared = re.compile(r"\(relation\s+" + re.escape(name) + r"\s+\(([^()]*)\)\)")
         relations[relation] = declared.search(text).group(1)
         text = declared.sub("", text)
-        atom = re.compile(r'\(' + re.escape(name) + r'((?:\s+(?:"[^"]*"|[^\s()"]+))*)\)')
+        atom = re.compile(r"\(" + re.escape(name) + r"((?:\s+(?:" + _ARG + r"))*)\)")
         text = atom.sub(lambda m: f"({relation} {tag}{m.group(1)})", text)
-        # (every atom of a row table has plain arguments: none is left behind)
+        # (every atom of such a table has arguments of at most three levels: none is left)
         assert not re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text), name
     return "".join(f"(relation {r} (i64 {cols}))\n" for r, cols in relations.items()) + text
 

@@ -5,6 +5,8 @@ check in an e-graph of its own, and the e-graph is given back bare whatever happ
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import egraph_tiles as et
@@ -194,13 +196,38 @@ def test_the_checks_row_tables_of_one_column_signature_are_read_from_one_relatio
 
 
 def test_two_row_tables_of_the_check_sharing_a_relation_state_only_their_own_facts():
-    # w_alias and w_ext are both (tag, a, b) rows of w_in_ii: an alias between two values
-    # of one extent is an identity edge; the alias row is no extent fact, nor the extent rows
-    # aliases
-    same = {"w_alias": [(1, 2)], "w_ext": [(1, 7), (2, 7)]}
-    apart = {"w_alias": [(1, 2)], "w_ext": [(1, 7), (2, 8)]}
-    for rows, ident in ((same, [[1, 2]]), (apart, []),
-                        ({"w_alias": [(1, 7), (2, 7)], "w_ext": [(1, 2)]}, [])):
-        eg, read = win.run_rules(rows, ("w_ident",))
+    # w_alias and w_ext are both (tag, a, b) rows of w_in_ii: an alias of a parameter (a root)
+    # with its extent is a root too (w-edge-alias, w-root-ident); the alias row is no extent
+    # fact, nor the extent rows aliases
+    same = {"w_param": [(2,)], "w_alias": [(1, 2)], "w_ext": [(1, 7), (2, 7)]}
+    apart = {"w_param": [(2,)], "w_alias": [(1, 2)], "w_ext": [(1, 7), (2, 8)]}
+    swapped = {"w_param": [(2,)], "w_alias": [(1, 7), (2, 7)], "w_ext": [(1, 2)]}
+    for rows, roots in ((same, [[1], [2]]), (apart, [[2]]), (swapped, [[2]])):
+        eg, read = win.run_rules(rows, ("w_root",))
         schedule.release(eg)
-        assert read["w_ident"] == ident
+        assert read["w_root"] == roots
+
+
+def _sexp(tokens) -> list:
+    out: list = []
+    for tok in tokens:
+        if tok == ")":
+            break
+        out.append(_sexp(tokens) if tok == "(" else tok)
+    return out
+
+
+def test_the_relations_sharing_a_first_run_relation_are_derived_from_input_relations_alone():
+    # (the premise of rules.windows.FIRST_RUN: each is complete after the check's first run)
+    inputs = {name for name, _ in re.findall(r"\(relation\s+(\S+)\s+\(([^()]*)\)\)",
+                                               rules.INPUTS)}
+    writers = 0
+    for form in schedule.top_level_forms(rules.RULES):
+        (rule,) = _sexp(iter(re.findall(r'"[^"]*"|[()]|[^\s()]+', form)))
+        if rule[0] != "rule" or not {atom[0] for atom in rule[2]} & set(rules.FIRST_RUN):
+            continue
+        writers += 1
+        assert rule[rule.index(":ruleset") + 1] == "windows"
+        body = {atom[0] for atom in rule[1] if atom[0] not in ("=", "!=", "<", ">", "<=", ">=")}
+        assert body <= inputs, (rule[-1], body - inputs)
+    assert writers >= len(rules.FIRST_RUN)
