@@ -48,6 +48,8 @@ by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (m
 ``Leaf``), so on a tie the form reading the source wins.
 """
 
+from collections.abc import Callable
+
 CAP = 1 << 30  # known multiples are capped here (powers of two; products stay inside i64)
 #: children of one ``RP`` node of the extraction root tree (``egraph.schedule.root_tree``): a wide
 #: tree has few inner nodes (at 1,000 statements ~72 instead of ~500 for a binary one, issue 13)
@@ -87,48 +89,71 @@ SCHEMA = IDX_SCHEMA + f"""
 (function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
 
-#: Index expressions arrive as rows of primitive tables (bulk-loaded with egglog's ``input``) and
-#: these rules state them as ``Idx`` terms (ruleset ``load``; every client of ``Idx`` loads its
-#: integers through them, after ``rules.multiples`` declared ``LoopVar``).
-IDX_LOAD = """
-(relation IdxLitRow (i64 i64))
-(relation IdxSymRow (i64 String))
-(relation IdxAddRow (i64 i64 i64))
-(relation IdxSubRow (i64 i64 i64))
-(relation IdxMulRow (i64 i64 i64))
-(relation SymDefRow (i64 i64))
-(relation LoopRow (i64 i64 i64))
+#: Index expressions arrive as rows of primitive tables (bulk-loaded with egglog's ``input``):
+#: each index table with its column types.
+IDX_TABLES = {"IdxLitRow": "i64 i64", "IdxSymRow": "i64 String", "IdxAddRow": "i64 i64 i64",
+              "IdxSubRow": "i64 i64 i64", "IdxMulRow": "i64 i64 i64", "SymDefRow": "i64 i64",
+              "LoopRow": "i64 i64 i64"}
+
+
+def _idx_load(read: Callable[[str], str]) -> str:
+    """The rules stating the index rows as ``Idx`` terms, logical table ``T`` read as
+    ``(read(T) ...)``."""
+    return f"""
 (ruleset load)
-(rule ((IdxLitRow k c)) ((union (NI k) (Lit c))) :ruleset load :name "load-literal")
-(rule ((IdxSymRow k s)) ((union (NI k) (Sym s))) :ruleset load :name "load-symbol")
-(rule ((IdxAddRow k a b)) ((union (NI k) (Add (NI a) (NI b)))) :ruleset load :name "load-add")
-(rule ((IdxSubRow k a b)) ((union (NI k) (Sub (NI a) (NI b)))) :ruleset load :name "load-sub")
-(rule ((IdxMulRow k a b)) ((union (NI k) (Mul (NI a) (NI b)))) :ruleset load :name "load-mul")
+(rule (({read("IdxLitRow")} k c)) ((union (NI k) (Lit c))) :ruleset load :name "load-literal")
+(rule (({read("IdxSymRow")} k s)) ((union (NI k) (Sym s))) :ruleset load :name "load-symbol")
+(rule (({read("IdxAddRow")} k a b)) ((union (NI k) (Add (NI a) (NI b)))) :ruleset load :name "load-add")
+(rule (({read("IdxSubRow")} k a b)) ((union (NI k) (Sub (NI a) (NI b)))) :ruleset load :name "load-sub")
+(rule (({read("IdxMulRow")} k a b)) ((union (NI k) (Mul (NI a) (NI b)))) :ruleset load :name "load-mul")
 ; a scalar SSA definition or alias is unioned with what it names
-(rule ((SymDefRow s d)) ((union (NI s) (NI d))) :ruleset load :name "load-ssa-definition")
-(rule ((LoopRow v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
+(rule (({read("SymDefRow")} s d)) ((union (NI s) (NI d))) :ruleset load :name "load-ssa-definition")
+(rule (({read("LoopRow")} v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
 """
 
-#: The engine's row tables of two integer columns share one relation, :data:`PAIRS`, whose first
-#: column names the logical table (its tag): a function's rows of all of them are one ``input``
-#: command, and the prepared e-graph declares one table instead of 14 (issue 13: an ``input``
-#: costs ~50 µs whatever its size, and push + pop copy every declared table, ~19 µs each).  The
-#: encoders still state the logical tables (``PitchRow``, ...); ``schedule.load_tables`` maps each
-#: to its ``(relation, tag)`` with :data:`TAGGED`, and a rule reads logical table ``T`` as
-#: ``({row("T")} a b)``.  Not the index tables of ``IDX_LOAD`` (the Acc-window check loads
-#: renamed copies of them) nor ``RootNodeRow`` (uncounted: ``schedule.ROOT_TABLES``).
-PAIRS = "In_ii"
-TAGGED: dict[str, tuple[str, int]] = {table: (PAIRS, tag) for tag, table in enumerate((
-    "PitchRow", "PitchIdxRow", "MemrefRow",  # leaf facts (LOAD below)
-    "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # rules.hoist
-    "HoistRoomRow",
-    "RawColxRow", "WriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow"), 1)}  # rules.checks
+
+#: The index tables and the rules stating them as ``Idx`` terms (ruleset ``load``; every client
+#: of ``Idx`` loads its integers through them, after ``rules.multiples`` declared ``LoopVar``):
+#: each table declared as itself.  The Acc-window check loads renamed copies of these tables
+#: (``rules.windows``); the tile pass reads them from its tagged relations (:data:`TILE_IDX_LOAD`).
+IDX_LOAD = "".join(f"(relation {t} ({cols}))\n" for t, cols in IDX_TABLES.items()) + _idx_load(str)
+
+#: The engine's row tables that share their column types share one relation per column
+#: signature (``i`` an integer column), whose first column names the logical table (its tag):
+#: ``In_ii`` (tables of two integer columns), ``In_iii`` (three).  A function's rows of all the tables of a signature are one
+#: ``input`` command, and the prepared e-graph declares one table for them (issue 13: an
+#: ``input`` costs ~15 µs whatever its size, and push + pop copy every declared table, ~8-16 µs
+#: each).  Rows are not padded to a wider relation: the tables keep their own widths, so the
+#: e-graph holds exactly the tuples the separate tables held.  The encoders still state the
+#: logical tables (``PitchRow``, ...); ``schedule.load_tables`` maps each to its ``(relation,
+#: tag)`` with :data:`TAGGED`, and a rule reads logical table ``T`` as ``({row("T")} a b)``.
+#: Not ``RootNodeRow`` (uncounted: ``schedule.ROOT_TABLES``), nor the tables alone in their
+#: signature (``IdxSymRow``, ``WinRow``, ``UseRow``, ...: nothing to share).
+SHARED = {
+    "ii": ("PitchRow", "PitchIdxRow", "MemrefRow",  # leaf facts (LOAD below)
+           "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # hoist
+           "HoistRoomRow",
+           "RawColxRow", "WriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow",  # rules.checks
+           "IdxLitRow", "SymDefRow"),  # index tables (IDX_TABLES)
+    "iii": ("IdxAddRow", "IdxSubRow", "IdxMulRow", "LoopRow")}
+TAGGED: dict[str, tuple[str, int]] = {table: ("In_" + cols, tag) for cols, tables in SHARED.items()
+                                      for tag, table in enumerate(tables, 1)}
 
 
 def row(table: str) -> str:
-    """The head of an atom reading logical row table ``table`` (:data:`TAGGED`): ``In_ii 3``."""
-    relation, tag = TAGGED[table]
-    return f"{relation} {tag}"
+    """The head of an atom reading logical row table ``table``: ``In_ii 3`` for a table of
+    :data:`TAGGED`, else the table itself."""
+    relation, tag = TAGGED.get(table, (table, None))
+    return relation if tag is None else f"{relation} {tag}"
+
+
+#: :data:`IDX_LOAD` as the tile pass's program holds it (what ``schedule.load_tables`` fills from
+#: the logical index tables): the shared relations and the index tables alone in their signature
+#: declared, the same rules reading each table through :func:`row`
+TILE_IDX_LOAD = "".join(
+    [f"(relation In_{cols} ({' '.join(['i64'] * (len(cols) + 1))}))\n" for cols in SHARED]
+    + [f"(relation {t} ({cols}))\n" for t, cols in IDX_TABLES.items() if t not in TAGGED]
+) + _idx_load(row)
 
 
 _KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
@@ -140,11 +165,10 @@ _KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
 #: a row per fact it has.  Every window, use and extract term is also the extraction root leaf ``(NRoot k)`` of its
 #: own number (loaded with it: no row of its own); the root tree's inner nodes (negative numbers,
 #: never a term number) and its padding leaf ``(NRoot 0)`` come from ``schedule.root_tree``.
-LOAD = IDX_LOAD + f"""
+LOAD = TILE_IDX_LOAD + f"""
 (relation LeafRow (i64 String String i64))
 (relation FreshLeafRow (i64 String String i64 i64 i64))
 (relation FreshRow (i64))
-(relation {PAIRS} (i64 i64 i64))
 (relation WinRow (i64 i64 i64 i64 i64 i64))
 (relation UseRow (i64 i64 String))
 (relation ExtRow (i64 i64 i64 i64))

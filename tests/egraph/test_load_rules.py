@@ -36,13 +36,38 @@ def test_one_fresh_leaf_row_states_every_fact_of_the_four_leaf_rows():
 
 
 def test_two_integer_tables_sharing_a_relation_state_only_their_own_facts():
-    # StableRow and HoistRoomRow are both rows of sorts.PAIRS, told apart by their tags
+    # StableRow and HoistRoomRow are both rows of In_ii, told apart by their tags
     eg, _ = _loaded({"StableRow": [(1, 7)], "HoistRoomRow": [(2, 7)]})
     try:
-        assert sorts.TAGGED["StableRow"][0] == sorts.TAGGED["HoistRoomRow"][0] == sorts.PAIRS
+        assert sorts.TAGGED["StableRow"][0] == sorts.TAGGED["HoistRoomRow"][0] == "In_ii"
         eg.run_program(*eg.parse_program("(check (Stable (NT 1) 7) (HoistRoom (NT 2) 7))"))
         eg.run_program(*eg.parse_program("(fail (check (Stable (NT 2) 7)))"
                                          " (fail (check (HoistRoom (NT 1) 7)))"))
     finally:
         schedule.release(eg)
 
+
+
+def test_index_tables_of_one_column_signature_share_a_relation_and_state_their_own_terms():
+    # k = 5 + 3, k - 3, k * 3 and a loop variable are rows of In_iii, the literals and an SSA
+    # alias rows of In_ii (as the pitch facts); IdxSymRow, alone in its signature, is its own table
+    rows = {"IdxLitRow": [(3, 5), (4, 3)], "IdxAddRow": [(5, 3, 4)], "IdxSubRow": [(6, 5, 4)],
+            "IdxMulRow": [(7, 5, 4)], "SymDefRow": [(8, 7)], "IdxSymRow": [(9, "v")],
+            "LoopRow": [(9, 3, 4)]}
+    assert {sorts.TAGGED[t][0] for t in ("IdxAddRow", "IdxSubRow", "IdxMulRow", "LoopRow")} == {
+        "In_iii"}
+    assert sorts.TAGGED["IdxLitRow"][0] == sorts.TAGGED["SymDefRow"][0] == "In_ii"
+    assert "IdxSymRow" not in sorts.TAGGED
+    eg = schedule.new_egraph()
+    try:
+        schedule.load_tables(eg, rows)
+        eg.run_program(*eg.parse_program(
+            "(check (= (NI 5) (Add (Lit 5) (Lit 3))) (= (NI 6) (Sub (NI 5) (Lit 3)))"
+            " (= (NI 8) (Mul (NI 5) (Lit 3))) (= (NI 9) (Sym \"v\"))"
+            " (LoopVar (Sym \"v\") (Lit 5) (Lit 3)))"))
+        # each row states only its own table's term: no sum is a difference or a product
+        eg.run_program(*eg.parse_program("(fail (check (= (NI 5) (NI 6))))"
+                                         " (fail (check (= (NI 5) (NI 7))))"
+                                         " (fail (check (= (NI 6) (NI 7))))"))
+    finally:
+        schedule.release(eg)
