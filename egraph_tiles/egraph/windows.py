@@ -307,7 +307,10 @@ def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var],
     members: dict[Var, list[Var]] = {r: [r] for r in map(fx.storage, written)}
     # a program function returning its parameter: the call's result and the argument are one tile
     links = []
-    callees = {PREFIX + f.name for f in program.functions} if program is not None else set()
+    # (the program functions this one calls: ``fx.call_ops``, the ops of its statement-level
+    # calls; none called — the usual case — and no statement is looked at)
+    callees = ({PREFIX + f.name for f in program.functions} & fx.call_ops
+               if program is not None else set())
     for st in fx.stmts[1:] if callees else ():
         call = st.value if type(st) is AssignStmt else None
         if type(call) is Call and call.op in callees:
