@@ -32,7 +32,7 @@ from egraph_tiles.nki.expr import AffineExpr, scalar_var  # noqa: E402
 from egraph_tiles.nki.solver import AffineSolver  # noqa: E402
 from egraph_tiles.rules import multiples, offsets, sorts  # noqa: E402
 
-PROGRAM = "\n".join([sorts.IDX_SCHEMA, offsets.RULES, multiples.RULES, sorts.IDX_LOAD])
+PROGRAM = "\n".join([sorts.IDX_SCHEMA, offsets.RULES, multiples.RULES, sorts.TILE_IDX_LOAD])
 
 
 def shapes(n: int) -> list[tuple[str, int, int]]:
@@ -96,11 +96,11 @@ def time_nki(terms) -> float:
     return time.process_time() - c
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--terms", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print("| offsets | offsets + multiples: CPU s | NKI normal form: CPU s | ratio |")
     print("|---:|---:|---:|---:|")
     for n in args.terms:
