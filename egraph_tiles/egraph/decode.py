@@ -56,13 +56,16 @@ class Decision:
 @dataclass
 class Decoded:
     body: list[Stmt]
+    #: what happened to each use / extract / slice (none when the decoder was told not to
+    #: record them: only the report reads them)
     decisions: list[Decision] = field(default_factory=list)
 
 
 class Decoder(StmtMutator):
     _replace = staticmethod(replaced)
 
-    def __init__(self, fn: Function, enc: Encoding, results: list[Term], fx: Effects | None = None):
+    def __init__(self, fn: Function, enc: Encoding, results: list[Term], fx: Effects | None = None,
+                 record: bool = True):
         self.fn = fn
         self.enc = enc
         self.results = results
@@ -70,6 +73,9 @@ class Decoder(StmtMutator):
         self.fx = fx if fx is not None else function_effects(fn)
         self.names = {p.var.name for p in fn.params} | {v.name for v in self.fx.defs}
         self.decisions: list[Decision] = []
+        #: whether :attr:`decisions` is filled (the report's input; the rebuilt body, the copies
+        #: and ``buf_var`` / ``buf_sites`` of round 2 are the same either way)
+        self.record = record
         #: statement -> operand slot -> the copy / view that replaces it
         self.repl_at: dict[Stmt, dict[tuple, Var]] = {}
         #: plain alias -> the copy it was rewritten to read (``a = head`` became ``a = head_ext``)
@@ -206,13 +212,14 @@ class Decoder(StmtMutator):
         if round_of:
             for b in self.slice_bodies:  # fresh lists of this rebuild: filtered in place
                 b[:] = [s for s in b if type(s) is not AssignStmt or s.target not in round_of]
-        dropped: list[list[Decision]] = [[] for _ in rounds]  # round by round, program order
-        for w in self.enc.windows:
-            i = round_of.get(w.var)
-            if i is not None:
-                dropped[i].append(Decision("dropped", w))
-        for ds in dropped:
-            self.decisions += ds
+        if self.record:
+            dropped: list[list[Decision]] = [[] for _ in rounds]  # round by round, program order
+            for w in self.enc.windows:
+                i = round_of.get(w.var)
+                if i is not None:
+                    dropped[i].append(Decision("dropped", w))
+            for ds in dropped:
+                self.decisions += ds
         return Decoded(body, self.decisions)
 
     def hoist_target(self, site: UseSite, term: Term) -> tuple[Term, Stmt | None]:
@@ -247,7 +254,8 @@ class Decoder(StmtMutator):
                   out: list[Stmt]) -> Var:
         v = self.lookup_copy(term)
         if v is not None and not self._written_since(v, site, anchor, placement):
-            self.decisions.append(Decision("copy", site, term, v, "shared", anchor=anchor))
+            if self.record:
+                self.decisions.append(Decision("copy", site, term, v, "shared", anchor=anchor))
             return v
         info = self.fx.point(anchor)
         pos = info.pos + (1 if placement == "definition" else 0)
@@ -259,9 +267,11 @@ class Decoder(StmtMutator):
         # the copy holds the source as of just after the slice (definition) or just before the
         # consumer, whose own write comes after the read
         self.copy_at[v] = (info.pos if placement == "definition" else info.pos - 1, info.loops)
-        kp = copy_buf_of(term)
-        self.decisions.append(Decision("copy", site, term, v, placement,
-                                       self.buf_var.get(kp) if kp is not None else None, anchor))
+        if self.record:
+            kp = copy_buf_of(term)
+            self.decisions.append(Decision("copy", site, term, v, placement,
+                                           self.buf_var.get(kp) if kp is not None else None,
+                                           anchor))
         if placement == "definition" and anchor is w.stmt:
             self.buf_var.setdefault(w.key, v)
         return v
@@ -384,10 +394,10 @@ class Decoder(StmtMutator):
             elif site in self.placed_view:
                 v = self.placed_view[site]
                 repl[site.slot] = v
-                kp = copy_buf_of(term)
-                self.decisions.append(Decision("view", site, term, v, "definition",
-                                               self.buf_var[kp]))
-            else:
+                if self.record:
+                    self.decisions.append(Decision("view", site, term, v, "definition",
+                                                   self.buf_var[copy_buf_of(term)]))
+            elif self.record:
                 self.decisions.append(Decision("view", site, term))
         if repl:
             self.repl_at[s] = repl
@@ -467,13 +477,15 @@ class Decoder(StmtMutator):
         site = self.ext_site[s]
         info = self.fx.point(s)
         if term[1][0] != "Leaf":  # not folded (saturation stopped early): keep it
-            self.decisions.append(Decision("kept", site, term))
+            if self.record:
+                self.decisions.append(Decision("kept", site, term))
             return s
         base = self.enc.leaves[term[1][1]]
         r, c = self.idx(term[2], info.pos, info.path), self.idx(term[3], info.pos, info.path)
         v = s.value
         assert isinstance(v, Call)
-        self.decisions.append(Decision("fold", site, term))
+        if self.record:
+            self.decisions.append(Decision("fold", site, term))
         return AssignStmt(s.target, Call(v.op, (VarRef(base), r, c, *v.args[3:]), v.kwargs), s.span)
 
     def peels(self, s: AssignStmt, term: Term) -> bool:

@@ -109,13 +109,15 @@ def _function(fn: Function, opts: Options, report: Report | None,
         term = opts.extractor.extract(eg, root)[1]
         if opts.dot_prefix is not None:
             schedule.write_dot(eg, f"{opts.dot_prefix}{fn.name}.dot")
-    decoder, decoded = _decode(fn, enc, fx, term)
+    # the decisions are built only for the report (nothing else reads them)
+    record = report is not None
+    decoder, decoded = _decode(fn, enc, fx, term, record)
     gates = copy_view_gates(enc, decoder, eg)
     if gates:
         with schedule.egglog_errors(failed):
             stats.then(schedule.add_copy_views(eg, sorted(set(gates.values())), opts.limits))
             term = opts.extractor.extract(eg, root)[1]
-        decoder2, decoded2 = _decode(fn, enc, fx, term)
+        decoder2, decoded2 = _decode(fn, enc, fx, term, record)
         if gates_respected(gates, decoder2):
             decoded = decoded2
     new_fn = Function(fn.name, fn.params, fn.return_types, decoded.body, fn.func_type,
@@ -134,10 +136,11 @@ def _function(fn: Function, opts: Options, report: Report | None,
     return new_fn
 
 
-def _decode(fn: Function, enc: Encoding, fx: Effects, term) -> tuple[Decoder, Decoded]:
+def _decode(fn: Function, enc: Encoding, fx: Effects, term,
+            record: bool = True) -> tuple[Decoder, Decoded]:
     results = flatten_roots(term)
     assert len(results) == len(enc.roots), (len(results), len(enc.roots))
-    decoder = Decoder(fn, enc, results, fx)
+    decoder = Decoder(fn, enc, results, fx, record)
     return decoder, decoder.run()
 
 

@@ -63,3 +63,33 @@ y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
     dec = Decoder(fn, enc, [], fx)
     assert dec.written(enc.window_of[v["q"]])  # (q's own write lands in its source, local)
     assert not dec.written(enc.window_of[v["w"]])  # (nothing writes u)
+
+
+def test_without_a_report_the_decoder_records_no_decisions_and_rebuilds_the_same_body(monkeypatch):
+    # a copy, a view, a folded extract and a dropped slice: only the report reads the decisions
+    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.passes import canonicalize
+
+    text = kernel(X, T + """
+w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
+d: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 16])
+e: pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [8, 16], [8, 24])
+f: pl.Tile[[4, 8], pl.FP32, pl.Mem.Mat] = pl.tile.extract(e, 1, 2, shape=[4, 8], target_memory=pl.Mem.Mat)
+""")
+    decoders = []
+
+    class Recorded(canonicalize.Decoder):
+        def __init__(self, *args):
+            super().__init__(*args)
+            decoders.append(self)
+
+    monkeypatch.setattr(canonicalize, "Decoder", Recorded)
+    report = Report()
+    with_report = et.print_program(et.canonicalize_tile_slice(et.parse_program(text),
+                                                              report=report))
+    without = et.print_program(et.canonicalize_tile_slice(et.parse_program(text)))
+    assert with_report == without
+    kinds = {d.decision for d in report.functions[0].decisions}
+    assert {"copy", "fold", "dropped"} <= kinds
+    assert decoders[0].decisions and not decoders[-1].decisions

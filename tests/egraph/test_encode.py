@@ -107,3 +107,12 @@ def test_has_slice_is_false_for_a_function_without_slices():
     fn = vec_program("for i, (c,) in pl.range(2, init_values=(v,)):",
                      "    y = pl.tile.muls(c, 2.0)", "    d = pl.yield_(c)").functions[0]
     assert not has_slice(fn)
+
+
+def test_a_windows_root_is_the_first_slice_of_its_chain():
+    enc = _encoding("a = pl.tile.slice(v, [16, 16], [0, 0])",
+                    "b = pl.tile.slice(a, [16, 8], [0, 8])",
+                    "c = pl.tile.slice(b, [8, 8], [8, 0])")
+    a, b, c = enc.windows
+    assert [w.var.name for w in c.chain()] == ["a", "b", "c"]
+    assert a.root is b.root is c.root is a
