@@ -285,15 +285,15 @@ class Encoder(StmtVisitor):
             if c is not None:
                 k = self._lit.get(c)
                 if k is None:
-                    k = self._lit[c] = self.number()
-                    self.row("IdxLitRow", k, c)
+                    self._n = k = self._lit[c] = self._n + 1
+                    self._rows["IdxLitRow"].append((k, c))
                 return k
         elif t is VarRef:
             return self.scalar_sym(e.var)  # type: ignore[attr-defined]
         elif t is BinOp and e.op in _IDX_ROWS:  # type: ignore[attr-defined]
             a, b = self.idx(e.lhs), self.idx(e.rhs)  # type: ignore[attr-defined]
-            k = self.number()
-            self.row(_IDX_ROWS[e.op], k, a, b)  # type: ignore[attr-defined]
+            self._n = k = self._n + 1
+            self._rows[_IDX_ROWS[e.op]].append((k, a, b))  # type: ignore[attr-defined]
             return k
         # anything else (floor division, modulo, negation, calls) is an opaque symbol
         name = self.fresh("o")
@@ -309,10 +309,11 @@ class Encoder(StmtVisitor):
         return name
 
     def leaf(self, var: Var) -> int:
-        key = self.fresh("t")
-        k = self._n
-        self.enc.tile_of[var] = k
-        self.enc.leaves[key] = var
+        self._n = k = self._n + 1
+        key = f"t{k}"
+        enc = self.enc
+        enc.tile_of[var] = k
+        enc.leaves[key] = var
         t = var.type
         known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
         mem, bits, pitch, cols, start = known[1] if known is not None and known[0] is t \
@@ -365,14 +366,15 @@ class Encoder(StmtVisitor):
         """A canonical slice (:func:`canonical_slice`) as a ``Win`` term."""
         base = self.base(src)
         r, c = self.idx(row_off), self.idx(col_off)
-        name = self.number()
-        self.row("WinRow", name, base, r, c, rows, cols)
-        w = Window(name, stmt.target, stmt, src, rows, cols, self.enc.window_of.get(src),
-                   (row_off, col_off), (r, c))
-        self.enc.windows.append(w)
-        self.enc.tile_of[stmt.target] = name
-        self.enc.window_of[stmt.target] = w
-        self.enc.roots.append((("RT", name), w))
+        self._n = name = self._n + 1
+        self._rows["WinRow"].append((name, base, r, c, rows, cols))
+        enc, var = self.enc, stmt.target
+        w = Window(name, var, stmt, src, rows, cols, enc.window_of.get(src), (row_off, col_off),
+                   (r, c))
+        enc.windows.append(w)
+        enc.tile_of[var] = name
+        enc.window_of[var] = w
+        enc.roots.append((("RT", name), w))
 
     def raw_slice(self, stmt: AssignStmt, src: Var, shape: ListExpr, off: ListExpr) -> None:
         """State a valid_shape / drop_dims slice for ``rules.checks``: a ``Win`` term when its
@@ -400,14 +402,15 @@ class Encoder(StmtVisitor):
             call = call_of(stmt)
             self.enc.raw_colx.append(RawSliceUse(self._n, raw[1], e.var, stmt,
                                                  call.op if call is not None else "?"))
-        w = self.enc.window_of.get(e.var)
+        enc, var = self.enc, e.var
+        w = enc.window_of.get(var)
         if w is None:
             return
-        name = self.number()
-        self.row("UseRow", name, self.enc.tile_of[e.var], ctx)
-        site = UseSite(name, stmt, slot, e.var, w, ctx)
-        self.enc.uses.append(site)
-        self.enc.roots.append((("R", name), site))
+        self._n = name = self._n + 1
+        self._rows["UseRow"].append((name, enc.tile_of[var], ctx))
+        site = UseSite(name, stmt, slot, var, w, ctx)
+        enc.uses.append(site)
+        enc.roots.append((("R", name), site))
 
     def call_kind(self, op: str) -> tuple[bool, bool, bool]:
         """Whether a call of ``op`` calls a program function; whether its operands are checked
