@@ -97,15 +97,9 @@ def milli(w: int | Fraction) -> int:
     return round(w * MILLI)
 
 
-def _root(w: Window) -> Window:
-    """``w.root``, without building the slice chain for a window over a non-slice base (the
-    usual case: its own root)."""
-    return w if w.parent is None else w.root
-
-
 def copy_memory(site: UseSite) -> str | None:
     """The memory space a copy of the use's window lands in (None: the use is never copied)."""
-    t = _root(site.window).src.type
+    t = site.window.root.src.type
     mem = t.memory if isinstance(t, TileType) else None
     if site.ctx in _VEC_COPY:
         return "Vec" if mem is _VEC else None
@@ -162,7 +156,7 @@ class _Facts:
             if at_def == at_use:  # (the usual case: either place runs as often, no need to ask)
                 return at_use
             p = self.fx.point(w.stmt)
-            if not self.fx.written_before_use(_root(w).src, p.pos, p.loops, site.stmt):
+            if not self.fx.written_before_use(w.root.src, p.pos, p.loops, site.stmt):
                 return at_def
         return at_use
 
@@ -353,7 +347,7 @@ class _Facts:
                 syms.setdefault(v, []).append(k)
         for lpos, ws in windows_in.items():
             loop = loops[lpos]
-            for b in {_root(w).src for w in ws}:
+            for b in {w.root.src for w in ws}:
                 if b in enc.tile_of and stable_in(fx, b, loop):
                     self.row("StableRow", enc.tile_of[b], lpos)
             read = self.offset_vars(ws)
