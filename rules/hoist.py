@@ -9,7 +9,9 @@ memory effects of ``ir.effects``, where each use sits and what one execution the
   provably runs at least once);
 * ``(UseWeight u k)`` / ``(LoopWeight L k)`` — how many times the copy runs at its usual place /
   just before ``L``, in thousandths (the product of the trip counts of the enclosing loops, a
-  default weight for a symbolic bound, a default probability per ``if`` arm);
+  default weight for a symbolic bound, a default probability per ``if`` arm).  A copy run once
+  per call (1000) of a window of 8 elements or more gets no ``UseWeight``: the cost the rule
+  below would give it is its static bytes (``rules.slices``), which it has already;
 * ``(Stable t L)`` — tile ``t``'s storage is defined before ``L`` and **nothing in ``L`` writes
   it**, directly or through any alias, view, write-back or loop carry sharing it;
 * ``(Inv (Sym s) L)`` — scalar ``s`` is defined before ``L`` (so not ``L``'s loop variable, nor a
@@ -76,7 +78,8 @@ RULES = f"""
 ; dynamic cost: a copy at its usual place (the slice's definition, or right before its consumer)
 ; moves its bytes once per execution of that place (UseWeight is in thousandths); the table
 ; keeps the larger of this and the static bytes (``rules.safe``), so a copy is never free and a
-; proven view (cost 0) always wins
+; proven view (cost 0) always wins (a copy of under 8 elements always has a UseWeight: it may
+; move 0 whole bytes)
 (rule ((= u (Copy w mem ctx)) (= k (UseWeight u)) (= w (Win b r c h wd)) (= bits (Bits w)))
       ((set (cost_table_Copy w mem ctx) (max 1 (/ (* {COPY_BYTES} k) {MILLI}))))
       :ruleset hoist :name "copy-dynamic-cost")

@@ -310,13 +310,18 @@ class _Facts:
         loops: dict[int, Stmt] = {}
         cands: dict[tuple[int, str], dict[Window, int | Fraction]] = {}  # (nest, mem) -> benefit
         in_loop: dict[Window, set[int]] = {}
-        use_weights: list[tuple] = []  # (the UseWeightRow rows: one per copyable use)
+        # the UseWeightRow rows: one per copyable use, but none for a copy run once per call
+        # (weight 1000) of a window of 8 elements or more, so of 1 byte or more: its dynamic
+        # cost (rules.hoist) would be its static bytes, the cost it has without the row
+        use_weights: list[tuple] = []
         for site in enc.uses:
             mem = copy_memory(site)
             if mem is None:
                 continue
             uw = self.use_weight(site, mem)
-            use_weights.append((site.key, milli(uw)))
+            k = milli(uw)
+            if k != MILLI or site.window.rows * site.window.cols < 8:
+                use_weights.append((site.key, k))
             encl = points[site.stmt].loops
             if not hoist or not encl or not self.plain_read(site):
                 continue
