@@ -80,8 +80,9 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
 def raise_violations(fn: Function, enc: Encoding, eg: eb.EGraph) -> None:
     """Raise ``ValueError`` for the first violation fact, relation by relation, in program
     order."""
+    held = _held(eg, list(VIOLATIONS))
     for relation, (_rule, message) in VIOLATIONS.items():
-        if not _may_hold(eg, relation):
+        if relation not in held:
             continue
         sites, fields = SITES[relation]
         for site in sites(enc):
@@ -89,8 +90,11 @@ def raise_violations(fn: Function, enc: Encoding, eg: eb.EGraph) -> None:
                 raise ValueError(message.format(**fields(fn, enc, eg, site)))
 
 
-def _may_hold(eg: eb.EGraph, relation: str) -> bool:
-    """False when ``relation`` holds no row at all (then no site needs a lookup: a kernel with
-    thousands of windows and no violation costs one size query per relation)."""
-    out = eg.run_program(eb.PrintSize(SPAN, relation))
-    return any(getattr(o, "size", 1) != 0 for o in out) or not out
+def _held(eg: eb.EGraph, relations: list[str]) -> set[str]:
+    """The ``relations`` that may hold a row (a relation with none needs no site lookup: a
+    kernel with thousands of windows and no violation costs one size query per relation, all
+    in one egglog call)."""
+    out = eg.run_program(*[eb.PrintSize(SPAN, r) for r in relations])
+    if len(out) != len(relations):  # (not one size per relation: look every one up)
+        return set(relations)
+    return {r for r, o in zip(relations, out) if getattr(o, "size", 1) != 0}

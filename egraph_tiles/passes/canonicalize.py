@@ -99,7 +99,9 @@ def _function(fn: Function, opts: Options, report: Report | None,
         root, roots = schedule.root_tree([ref for ref, _ in enc.roots]) if enc.windows else (0, {})
         schedule.load_tables(eg, {**enc.rows, **hoists.rows, **roots})
         enc.rows = hoists.rows = {}  # loaded: the e-graph holds the facts now (memory, #13)
-        stats = schedule.saturate(eg, opts.limits, uncounted=schedule.ROOT_TABLES)
+        # (the e-node count is read only by the report)
+        stats = schedule.saturate(eg, opts.limits, uncounted=schedule.ROOT_TABLES,
+                                  count=report is not None)
         schedule.run_checks(eg)
     raise_violations(fn, enc, eg)
     if not enc.windows:
@@ -115,7 +117,8 @@ def _function(fn: Function, opts: Options, report: Report | None,
     gates = copy_view_gates(enc, decoder, eg)
     if gates:
         with schedule.egglog_errors(failed):
-            stats.then(schedule.add_copy_views(eg, sorted(set(gates.values())), opts.limits))
+            stats.then(schedule.add_copy_views(eg, sorted(set(gates.values())), opts.limits,
+                                               count=report is not None))
             term = opts.extractor.extract(eg, root)[1]
         decoder2, decoded2 = _decode(fn, enc, fx, term, record)
         if gates_respected(gates, decoder2):

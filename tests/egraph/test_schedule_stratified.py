@@ -47,3 +47,18 @@ def test_stratified_saturation_derives_what_every_ruleset_run_together_derives(t
 
     sizes = _table_sizes(text, stratified)
     assert sizes and sizes == _table_sizes(text, _all_together)
+
+
+def test_saturation_without_count_derives_the_same_and_reports_no_enode_count():
+    """``count=False`` (the pass without a report) skips only the final size query."""
+    text = (EXAMPLES / "matmul_k_loop.py").read_text()
+    counted, uncounted = [], []
+
+    def run(count, stats_out):
+        def sat(eg):
+            stats_out.append(schedule.saturate(eg, schedule.Limits(), count=count))
+        return sat
+
+    assert _table_sizes(text, run(True, counted)) == _table_sizes(text, run(False, uncounted))
+    assert [s.iterations for s in counted] == [s.iterations for s in uncounted]
+    assert all(s.enodes > 0 for s in counted) and all(s.enodes == 0 for s in uncounted)
