@@ -118,26 +118,46 @@ def _idx_load(read: Callable[[str], str]) -> str:
 #: (``rules.windows``); the tile pass reads them from its tagged relations (:data:`TILE_IDX_LOAD`).
 IDX_LOAD = "".join(f"(relation {t} ({cols}))\n" for t, cols in IDX_TABLES.items()) + _idx_load(str)
 
-#: The engine's row tables that share their column types share one relation per column
-#: signature (``i`` an integer column), whose first column names the logical table (its tag):
-#: ``In_ii`` (tables of two integer columns), ``In_iii`` (three).  A function's rows of all the tables of a signature are one
-#: ``input`` command, and the prepared e-graph declares one table for them (issue 13: an
-#: ``input`` costs ~15 µs whatever its size, and push + pop copy every declared table, ~8-16 µs
-#: each).  Rows are not padded to a wider relation: the tables keep their own widths, so the
-#: e-graph holds exactly the tuples the separate tables held.  The encoders still state the
-#: logical tables (``PitchRow``, ...); ``schedule.load_tables`` maps each to its ``(relation,
-#: tag)`` with :data:`TAGGED`, and a rule reads logical table ``T`` as ``({row("T")} a b)``.
-#: Not ``RootNodeRow`` (uncounted: ``schedule.ROOT_TABLES``), nor the tables alone in their
-#: signature (``IdxSymRow``, ``WinRow``, ``UseRow``, ...: nothing to share).
-SHARED = {
-    "ii": ("PitchRow", "PitchIdxRow", "MemrefRow",  # leaf facts (LOAD below)
-           "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # hoist
-           "HoistRoomRow",
-           "RawColxRow", "WriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow",  # rules.checks
-           "IdxLitRow", "SymDefRow"),  # index tables (IDX_TABLES)
-    "iii": ("IdxAddRow", "IdxSubRow", "IdxMulRow", "LoopRow")}
-TAGGED: dict[str, tuple[str, int]] = {table: ("In_" + cols, tag) for cols, tables in SHARED.items()
-                                      for tag, table in enumerate(tables, 1)}
+def shared_relations(tables: dict[str, str], prefix: str) -> dict[str, tuple[str, int]]:
+    """The row tables (name -> column types, ``"i64 String"``) that share their column types
+    with another: ``(relation, tag)``, one relation per column signature named ``prefix`` + the
+    signature (``i`` an integer column, ``s`` a string one), whose first column is the tag (1,
+    2, ... in the order given).  A table alone in its signature is not listed: nothing to share.
+    The engine's row tables (:data:`TAGGED`) and the Acc-window check's (``rules.windows``) are
+    grouped by this one rule."""
+    groups: dict[str, list[str]] = {}
+    for name, cols in tables.items():
+        groups.setdefault(" ".join(cols.split()), []).append(name)
+    return {name: (prefix + "".join("i" if t == "i64" else "s" for t in cols.split()), tag)
+            for cols, names in groups.items() if len(names) > 1
+            for tag, name in enumerate(names, 1)}
+
+
+def shared_declarations(tables: dict[str, str], tagged: dict[str, tuple[str, int]]) -> str:
+    """The declarations of the relations ``tagged`` (from :func:`shared_relations`) reads
+    ``tables`` from: the tag column, then the tables' columns."""
+    relations = {tagged[t][0]: " ".join(cols.split()) for t, cols in tables.items() if t in tagged}
+    return "".join(f"(relation {r} (i64 {cols}))\n" for r, cols in relations.items())
+
+
+#: The engine's row tables of primitive columns, with their column types.  Those that share
+#: their column types share one relation per column signature (:func:`shared_relations`:
+#: ``In_ii``, ``In_iii``), whose first column names the logical table (its tag).  A function's
+#: rows of all the tables of a signature are one ``input`` command, and the prepared e-graph
+#: declares one table for them (issue 13: an ``input`` costs ~15 µs whatever its size, and push
+#: + pop copy every declared table, ~8-16 µs each).  Rows are not padded to a wider relation: the
+#: tables keep their own widths, so the e-graph holds exactly the tuples the separate tables
+#: held.  The encoders still state the logical tables (``PitchRow``, ...); ``schedule.load_tables``
+#: maps each to its ``(relation, tag)`` with :data:`TAGGED`, and a rule reads logical table ``T``
+#: as ``({row("T")} a b)``.  Not ``RootNodeRow`` (uncounted: ``schedule.ROOT_TABLES``); the tables
+#: alone in their signature (``IdxSymRow``, ``WinRow``, ``UseRow``, ...) stay as they are.
+ROW_TABLES = {**{t: "i64 i64" for t in (
+    "PitchRow", "PitchIdxRow", "MemrefRow",  # leaf facts (LOAD below)
+    "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # rules.hoist
+    "HoistRoomRow",
+    "RawColxRow", "WriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow")},  # rules.checks
+    **IDX_TABLES}
+TAGGED = shared_relations(ROW_TABLES, "In_")
 
 
 def row(table: str) -> str:
@@ -150,9 +170,8 @@ def row(table: str) -> str:
 #: :data:`IDX_LOAD` as the tile pass's program holds it (what ``schedule.load_tables`` fills from
 #: the logical index tables): the shared relations and the index tables alone in their signature
 #: declared, the same rules reading each table through :func:`row`
-TILE_IDX_LOAD = "".join(
-    [f"(relation In_{cols} ({' '.join(['i64'] * (len(cols) + 1))}))\n" for cols in SHARED]
-    + [f"(relation {t} ({cols}))\n" for t, cols in IDX_TABLES.items() if t not in TAGGED]
+TILE_IDX_LOAD = shared_declarations(ROW_TABLES, TAGGED) + "".join(
+    f"(relation {t} ({cols}))\n" for t, cols in IDX_TABLES.items() if t not in TAGGED
 ) + _idx_load(row)
 
 

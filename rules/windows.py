@@ -423,16 +423,10 @@ _RELATION = re.compile(r"\(relation\s+([^\s()]+)\s+\(([^()]*)\)\)")
 
 
 def _shared(text: str, prefix: str) -> dict[str, tuple[str, int]]:
-    """Each relation of primitive columns declared in ``text`` that shares its column types with
-    another: ``(relation, tag)``, the relation named ``prefix`` + its signature (``ii``, ...)."""
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for name, cols in _RELATION.findall(text):
-        types = tuple(cols.split())
-        if set(types) <= {"i64", "String"}:  # (not the terms the ``load`` rules rebuild)
-            groups.setdefault(types, []).append(name)
-    return {name: (prefix + "".join("i" if t == "i64" else "s" for t in types), tag)
-            for types, names in groups.items() if len(names) > 1
-            for tag, name in enumerate(names, 1)}
+    """The relations of primitive columns declared in ``text`` grouped by their column types
+    (``sorts.shared_relations``; not the terms the ``load`` rules rebuild)."""
+    return sorts.shared_relations({name: cols for name, cols in _RELATION.findall(text)
+                                   if set(cols.split()) <= {"i64", "String"}}, prefix)
 
 
 #: the row tables read from a shared relation, by name: ``(relation, tag)`` (``schedule.load_tables``
@@ -457,16 +451,17 @@ def _tagged(text: str) -> str:
     """``text`` (comments dropped) with every table of :data:`TAGGED` and ``_FIRST`` read and
     written as its tagged relation, which it declares instead."""
     text = _COMMENT.sub(lambda m: m.group(1) or "", text)
-    relations: dict[str, str] = {}
-    for name, (relation, tag) in {**TAGGED, **_FIRST}.items():
+    tagged = {**TAGGED, **_FIRST}
+    tables: dict[str, str] = {}
+    for name, (relation, tag) in tagged.items():
         declared = re.compile(r"\(relation\s+" + re.escape(name) + r"\s+\(([^()]*)\)\)")
-        relations[relation] = declared.search(text).group(1)
+        tables[name] = declared.search(text).group(1)
         text = declared.sub("", text)
         atom = re.compile(r"\(" + re.escape(name) + r"((?:\s+(?:" + _ARG + r"))*)\)")
         text = atom.sub(lambda m: f"({relation} {tag}{m.group(1)})", text)
         # (every atom of such a table has arguments of at most three levels: none is left)
         assert not re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text), name
-    return "".join(f"(relation {r} (i64 {cols}))\n" for r, cols in relations.items()) + text
+    return sorts.shared_declarations(tables, tagged) + text
 
 
 #: ``PROGRAM`` as the e-graph holds it: run in the tile pass's e-graph (``egraph.windows``),

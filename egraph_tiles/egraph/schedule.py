@@ -209,15 +209,15 @@ def load(eg: eb.EGraph, commands: list[str]) -> None:
 
 
 #: the logical tables loaded into a shared relation, by name: ``(relation, tag)`` — the engine's
-#: two-integer tables (``sorts.TAGGED``) and the Acc-window check's row tables
-#: (``rules.windows.TAGGED``)
+#: row tables (``sorts.TAGGED``) and the Acc-window check's (``rules.windows.TAGGED``), both
+#: grouped by column signature (``sorts.shared_relations``)
 TAGGED: dict[str, tuple[str, int]] = {**sorts.TAGGED, **windows.TAGGED}
 
 
 def load_tables(eg: eb.EGraph, rows: dict[str, list[tuple]], ruleset: str = "load") -> None:
     """Bulk-load table rows with ``input`` (one TSV text per table; thousands of single
     commands would each be compiled as a rule), then run ``ruleset`` once (the engine's
-    ``load``, which the Acc-window check's own e-graph shares).  A logical table of
+    ``load``, or the Acc-window check's renamed copy of it).  A logical table of
     :data:`TAGGED` goes to its shared relation, each row led by the table's tag: one ``input``
     for all of them."""
     texts: dict[str, list[bytes]] = {}

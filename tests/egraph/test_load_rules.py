@@ -71,3 +71,10 @@ def test_index_tables_of_one_column_signature_share_a_relation_and_state_their_o
                                          " (fail (check (= (NI 6) (NI 7))))"))
     finally:
         schedule.release(eg)
+
+
+def test_row_tables_of_one_column_signature_share_a_relation_and_a_lone_table_keeps_its_own():
+    tables = {"A": "i64 i64", "B": "i64 String", "C": "i64  i64", "D": "i64 i64 i64"}
+    tagged = sorts.shared_relations(tables, "X_")
+    assert tagged == {"A": ("X_ii", 1), "C": ("X_ii", 2)}
+    assert sorts.shared_declarations(tables, tagged) == "(relation X_ii (i64 i64 i64))\n"
