@@ -36,7 +36,7 @@ from .extract import Term
 
 _SUFFIX = {"Vec": "ext", "Left": "left", "Right": "right"}
 _MEMORY = {m.value: m for m in MemorySpace}  # (faster than the enum's own lookup by value)
-_MEMORY_SYMBOL = {m: Symbol(("Mem", m.value), m) for m in MemorySpace}
+_MEMORY_SYMBOL = {m.value: Symbol(("Mem", m.value), m) for m in MemorySpace}
 _ZERO = Const(0)  # (IR nodes are immutable: the new statements may share it)
 
 
@@ -130,16 +130,20 @@ class Decoder(StmtMutator):
     def window_parts(self, t: Term, pos: int, path: tuple[int, ...]) -> tuple[Var, Expr, Expr]:
         """Base var and accumulated offsets of a tile term (a peeled window, or a nested one
         when saturation stopped early)."""
-        if t[0] == "Leaf":
-            return self.enc.leaves[t[1]], _ZERO, _ZERO
-        if t[0] == "CopyBuf":
-            return self.buf_var[int(t[1])], _ZERO, _ZERO
-        assert t[0] == "Win", t
-        base, r0, c0 = self.window_parts(t[1], pos, path)
+        if t[0] != "Win":
+            return self.base_var(t), _ZERO, _ZERO
         r, c = self.idx(t[2], pos, path), self.idx(t[3], pos, path)
-        if t[1][0] not in ("Leaf", "CopyBuf"):
-            r, c = BinOp("+", r0, r), BinOp("+", c0, c)
-        return base, r, c
+        if t[1][0] != "Win":  # (the common case: a window of the base itself)
+            return self.base_var(t[1]), r, c
+        base, r0, c0 = self.window_parts(t[1], pos, path)
+        return base, BinOp("+", r0, r), BinOp("+", c0, c)
+
+    def base_var(self, t: Term) -> Var:
+        """The variable a ``Leaf`` or ``CopyBuf`` term names."""
+        if t[0] == "Leaf":
+            return self.enc.leaves[t[1]]
+        assert t[0] == "CopyBuf", t
+        return self.buf_var[int(t[1])]
 
     def fresh_name(self, stem: str) -> str:
         name = stem
@@ -167,39 +171,45 @@ class Decoder(StmtMutator):
         self.buf_sites: list[tuple[UseSite, int]] = []  # uses reading a parent's copy
         #: loop statement -> the copies hoisted right before it (``CopyOut`` terms)
         self.hoist_before: dict[Stmt, list[tuple[UseSite, Term]]] = {}
+        #: the kept slices of slices, re-emitted on their non-slice base (:meth:`_peel`)
+        self.peeled: set[Stmt] = set()
+        record = self.record
+        use_of, def_copies, win_term = self.use_of, self.def_copies, self.win_term
         for (_, site), term in zip(self.enc.roots, self.results):
             kind = type(site)  # (no subclasses)
             if kind is UseSite:
-                loop = None
                 if term[0] == "CopyOut":
                     term, loop = self.hoist_target(site, term)
-                self.use_of.setdefault(site.stmt, []).append((site, term))
-                if loop is not None:
-                    self.hoist_before.setdefault(loop, []).append((site, term))
-                    continue
+                    if loop is not None:
+                        use_of.setdefault(site.stmt, []).append((site, term))
+                        self.hoist_before.setdefault(loop, []).append((site, term))
+                        continue
                 kp = copy_buf_of(term)
                 if kp is not None:
                     self.bufs_needed.add(kp)
                     self.buf_sites.append((site, kp))
                     if term[0] == "Keep":
                         self.views.setdefault(site.window.stmt, []).append((site, term))
-                if term[0] == "Copy" and term[2] == "Vec":
-                    w = site.window
-                    if not self.hazard(w, site.stmt):  # (at its definition)
-                        self.def_copies.setdefault(w.stmt, []).append((site, term))
+                elif term[0] != "Copy" and not record:
+                    continue  # a view of the slice itself: its operand stays as it is
+                use_of.setdefault(site.stmt, []).append((site, term))
+                # a Vec copy goes to the slice's definition unless the source may be written
+                # before the use
+                if term[0] == "Copy" and term[2] == "Vec" and not self.hazard(site.window,
+                                                                               site.stmt):
+                    def_copies.setdefault(site.window.stmt, []).append((site, term))
+            elif kind is Window:
+                win_term[site.stmt] = term
+                if self.peels(site.stmt, term):
+                    self.peeled.add(site.stmt)
             elif kind is ExtSite:
                 self.ext_of[site.stmt] = term
-            elif kind is Window:
-                self.win_term[site.stmt] = term
         #: the statements something is decided at (any other simple statement stays as it is;
         #: a slice is re-emitted only when peeled or when a chosen form reads its copy)
-        self.touched: set[Stmt] = {*self.use_of, *self.ext_of, *self.def_copies, *self.views,
-                                   *self.hoist_before}
-        #: the kept slices of slices, re-emitted on their non-slice base (:meth:`_peel`)
-        self.peeled: set[Stmt] = {w.stmt for w in self.enc.windows
-                                  if self.peels(w.stmt, self.win_term[w.stmt])}
-        self.touched |= self.peeled
-        self.touched.update(w.stmt for w in self.enc.windows if w.key in self.bufs_needed)
+        self.touched: set[Stmt] = {*use_of, *self.ext_of, *def_copies, *self.views,
+                                   *self.hoist_before, *self.peeled}
+        if self.bufs_needed:
+            self.touched.update(w.stmt for w in self.enc.windows if w.key in self.bufs_needed)
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[UseSite, Var] = {}  # use -> copy var
         self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
@@ -243,16 +253,18 @@ class Decoder(StmtMutator):
             return copy, None
         return copy, loop
 
-    def lookup_copy(self, term: Term) -> Var | None:
-        term = term[:3]  # one copy per (window, memory), whatever the context
+    def lookup_copy(self, key: Term) -> Var | None:
+        """The copy of ``key`` (a copy term's window and memory) in an enclosing scope."""
         for sc in reversed(self.scopes):
-            if term in sc:
-                return sc[term]
+            v = sc.get(key)
+            if v is not None:
+                return v
         return None
 
     def make_copy(self, site: UseSite, term: Term, anchor: Stmt, placement: str,
                   out: list[Stmt]) -> Var:
-        v = self.lookup_copy(term)
+        key = term[:3]  # one copy per (window, memory), whatever the context
+        v = self.lookup_copy(key)
         if v is not None and not self._written_since(v, site, anchor, placement):
             if self.record:
                 self.decisions.append(Decision("copy", site, term, v, "shared", anchor=anchor))
@@ -262,8 +274,8 @@ class Decoder(StmtMutator):
         base, r, c = self.window_parts(term[1], pos, info.path)
         w = site.window
         v = self.emit_extract(f"{w.var.name}_{_SUFFIX.get(term[2]) or term[2].lower()}", base, r, c,
-                              w.rows, w.cols, _MEMORY[term[2]], anchor.span, out)
-        self.scopes[-1][term[:3]] = v
+                              w.rows, w.cols, term[2], anchor.span, out)
+        self.scopes[-1][key] = v
         # the copy holds the source as of just after the slice (definition) or just before the
         # consumer, whose own write comes after the read
         self.copy_at[v] = (info.pos if placement == "definition" else info.pos - 1, info.loops)
@@ -290,14 +302,15 @@ class Decoder(StmtMutator):
         ``w`` created it."""
         info = self.fx.point(w.stmt)
         base, r, c = self.window_parts(self.win_term[w.stmt], info.pos + 1, info.path)
-        v = self.emit_extract(f"{w.var.name}_ext", base, r, c, w.rows, w.cols, MemorySpace.Vec,
+        v = self.emit_extract(f"{w.var.name}_ext", base, r, c, w.rows, w.cols, "Vec",
                               w.stmt.span, out)
         self.buf_var[w.key] = v
 
     def emit_extract(self, stem: str, base: Var, r: Expr, c: Expr, rows: int, cols: int,
-                     mem: MemorySpace, span: Span, out: list[Stmt]) -> Var:
+                     mem: str, span: Span, out: list[Stmt]) -> Var:
         """Append ``v = tile.extract(base, r, c, shape=[rows, cols], target_memory=mem)`` to
-        ``out`` (``v`` a fresh name from ``stem``); returns ``v``."""
+        ``out`` (``v`` a fresh name from ``stem``, ``mem`` a memory space's name); returns
+        ``v``."""
         t = base.type
         assert isinstance(t, TileType)
         shape, ty = self.tile_type(rows, cols, t.dtype, mem)
@@ -307,14 +320,15 @@ class Decoder(StmtMutator):
         out.append(AssignStmt(v, call, span))
         return v
 
-    def tile_type(self, rows: int, cols: int, dtype: DType, mem: MemorySpace) -> tuple[ListExpr, TileType]:
-        """The shape ``[rows, cols]`` and the tile type of a copy or view (one object per
-        distinct type: IR nodes are immutable, so the new statements may share them)."""
-        key = (rows, cols, dtype, mem)
+    def tile_type(self, rows: int, cols: int, dtype: DType, mem: str) -> tuple[ListExpr, TileType]:
+        """The shape ``[rows, cols]`` and the tile type of a copy or view in memory space
+        ``mem`` (its name; one object per distinct type: IR nodes are immutable, so the new
+        statements may share them)."""
+        key = (rows, cols, id(dtype), mem)  # (an enum member hashes in Python: its id is faster)
         got = self._tile_types.get(key)
         if got is None:
             shape = ListExpr((Const(rows), Const(cols)))
-            got = self._tile_types[key] = (shape, TileType(shape.items, dtype, mem))
+            got = self._tile_types[key] = (shape, TileType(shape.items, dtype, _MEMORY[mem]))
         return got
 
     def make_views(self, s: AssignStmt, out: list[Stmt]) -> None:
@@ -330,7 +344,7 @@ class Decoder(StmtMutator):
                 r, c = self.idx(win[2], info.pos + 1, info.path), self.idx(win[3], info.pos + 1, info.path)
                 t = buf.type
                 assert isinstance(t, TileType)
-                shape, ty = self.tile_type(int(win[4]), int(win[5]), t.dtype, MemorySpace.Vec)
+                shape, ty = self.tile_type(int(win[4]), int(win[5]), t.dtype, "Vec")
                 v = Var(self.fresh_name(f"{site.window.var.name}_view"), ty)
                 out.append(AssignStmt(v, Call("tile.slice", (VarRef(buf), shape, ListExpr((r, c)))),
                                       s.span))
@@ -360,8 +374,9 @@ class Decoder(StmtMutator):
         by the copies / views made at its definition (appended to ``out``, which is returned)."""
         if out is None:
             out = []
-        for site, term in self.hoist_before.get(s, ()):
-            self.placed[site] = self.make_copy(site, term, s, "before loop", out)
+        if s in self.hoist_before:
+            for site, term in self.hoist_before[s]:
+                self.placed[site] = self.make_copy(site, term, s, "before loop", out)
         uses = self.use_of.get(s)
         if uses is not None:
             self.realize_uses(s, uses, out)
@@ -372,12 +387,12 @@ class Decoder(StmtMutator):
         if s in self.def_copies:
             for site, term in self.def_copies[s]:
                 self.placed[site] = self.make_copy(site, term, s, "definition", out)
-        if s in self.win_term:
+        if self.bufs_needed and s in self.win_term:
             w = self.enc.window_of.get(s.target)  # type: ignore[attr-defined]
             if w is not None and w.stmt is s and w.key in self.bufs_needed \
                     and w.key not in self.buf_var:
                 self.make_buf(w, out)
-        if s in self.views:
+        if self.views and s in self.views:
             self.make_views(s, out)  # type: ignore[arg-type]
         return out
 
@@ -465,12 +480,15 @@ class Decoder(StmtMutator):
 
     def _call(self, repl: dict[tuple, Var], c: Call) -> Call:
         args = self.operands(repl, "arg", c.args)
-        kwargs = [(k, self.operand(repl[("kwarg", k)], e)) if ("kwarg", k) in repl else (k, e)
-                  for k, e in c.kwargs] if c.kwargs else []
-        if all(map(operator.is_, args, c.args)) and \
-                all(x[1] is y[1] for x, y in zip(kwargs, c.kwargs)):
+        kwargs = c.kwargs
+        if kwargs and any(slot[0] == "kwarg" for slot in repl):
+            new = tuple((k, self.operand(repl[("kwarg", k)], e)) if ("kwarg", k) in repl
+                        else (k, e) for k, e in kwargs)
+            if not all(x[1] is y[1] for x, y in zip(new, kwargs)):
+                kwargs = new
+        if kwargs is c.kwargs and all(map(operator.is_, args, c.args)):
             return c
-        return Call(c.op, tuple(args), tuple(kwargs))
+        return Call(c.op, tuple(args), kwargs)
 
     def _fold_extract(self, s: AssignStmt) -> Stmt:
         term = self.ext_of[s]
