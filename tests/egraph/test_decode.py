@@ -93,3 +93,19 @@ f: pl.Tile[[4, 8], pl.FP32, pl.Mem.Mat] = pl.tile.extract(e, 1, 2, shape=[4, 8],
     kinds = {d.decision for d in report.functions[0].decisions}
     assert {"copy", "fold", "dropped"} <= kinds
     assert decoders[0].decisions and not decoders[-1].decisions
+
+
+def test_a_use_kept_as_a_view_leaves_the_slice_and_its_consumer_as_the_same_objects():
+    # (a view of the slice itself: nothing is rebuilt for it, with or without a report)
+    from egraph_tiles.egraph.report import Report
+
+    prog = et.parse_program(kernel(X, T + """
+v: pl.Tile[[8, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [8, 64], [8, 0])
+y: pl.Tile[[8, 64], pl.FP32, pl.Mem.Vec] = pl.tile.adds(v, 1.0)
+"""))
+    before = {s.target.name: s for s in prog.functions[0].body if isinstance(s, AssignStmt)}
+    report = Report()
+    with_report = et.canonicalize_tile_slice(prog, report=report).functions[0].body
+    assert [d.decision for d in report.functions[0].decisions] == ["view"]
+    for body in (with_report, et.canonicalize_tile_slice(prog).functions[0].body):
+        assert any(s is before["v"] for s in body) and any(s is before["y"] for s in body)
