@@ -191,7 +191,9 @@ class Decoder(StmtMutator):
                     if term[0] == "Keep":
                         self.views.setdefault(site.window.stmt, []).append((site, term))
                 elif term[0] != "Copy" and not record:
-                    continue  # a view of the slice itself: its operand stays as it is
+                    # a view: the operand stays the slice, nothing to rebuild (without a report,
+                    # :meth:`realize_uses` has nothing to do for it)
+                    continue
                 use_of.setdefault(site.stmt, []).append((site, term))
                 # a Vec copy goes to the slice's definition unless the source may be written
                 # before the use
