@@ -153,7 +153,10 @@ def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
     dims, offs = shape.items, off.items  # type: ignore[attr-defined]
     if len(dims) != 2 or len(offs) != 2:
         return None
-    rows, cols = const_int(dims[0]), const_int(dims[1])
+    rows, cols = dims
+    # (a plain integer constant read inline, :func:`const_int` for any other dim)
+    rows = rows.value if type(rows) is Const and type(rows.value) is int else const_int(rows)
+    cols = cols.value if type(cols) is Const and type(cols.value) is int else const_int(cols)
     if rows is None or cols is None:
         return None
     return src.var, rows, cols, offs[0], offs[1]  # type: ignore[attr-defined]
@@ -213,6 +216,8 @@ class Encoder(StmtVisitor):
         self.program = program
         self._edges: dict[Stmt, list[Edge]] = _by_stmt(fx.edges)
         self._writes: dict[Stmt, list[Write]] = _by_stmt(fx.writes)
+        #: the statements with writes or storage edges (:meth:`effects`)
+        self._effects_at = self._writes.keys() | self._edges.keys()
         self._n = 0
         self._sym_of: dict[Var, int] = {}
         self._lit: dict[int, int] = {}
@@ -229,8 +234,9 @@ class Encoder(StmtVisitor):
         self._contexts: dict[tuple[str, int | None], ops.Role | None] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
         self._types: dict[int, tuple[Type | None, tuple]] = {}
-        #: leaf number -> its (table, row)s; the leaves that are a window's base (:meth:`finish`)
-        self._leaf_rows: dict[int, tuple[tuple[str, tuple], ...]] = {}
+        #: leaf number -> its variable, :meth:`leaf_facts` and the numbers of the index terms of
+        #: its pitch and buffer start; the leaves that are a window's base (:meth:`finish`)
+        self._leaf_rows: dict[int, tuple[Var, tuple, int | None, int | None]] = {}
         self._bases: set[int] = set()
 
     def fresh(self, prefix: str) -> str:
@@ -255,12 +261,26 @@ class Encoder(StmtVisitor):
         window's base is part of an extracted term.  Any other leaf — the other end of a
         storage edge, a written tile — stays its bare number ``(NT k)`` (issue 13: two thirds
         of the leaves at 1,000 statements, with their derived layout facts)."""
-        rows = self._rows
+        rows, leaves = self._rows, self.enc.leaves
         bases = self._bases
-        for k, leaf_rows in self._leaf_rows.items():  # (in number order, as they were made)
-            if k in bases:
-                for table, row in leaf_rows:
-                    rows[table].append(row)
+        for k, (var, facts, pitch_k, start_k) in self._leaf_rows.items():  # (in number order)
+            if k not in bases:
+                continue
+            key = f"t{k}"
+            leaves[key] = var
+            mem, bits, pitch, cols, start = facts
+            if cols is not None and start is _FRESH:
+                rows["FreshLeafRow"].append((k, key, mem, bits, cols, pitch_k))
+                continue
+            rows["LeafRow"].append((k, key, mem, bits))
+            if pitch is not None:
+                if cols is not None:
+                    rows["PitchRow"].append((k, cols))
+                rows["PitchIdxRow"].append((k, pitch_k))
+            if start is _FRESH:
+                rows["FreshRow"].append((k,))
+            elif start is not None:
+                rows["MemrefRow"].append((k, start_k))
         if "ViewEdgeRow" in rows:
             rows["ViewEdgeRow"] = written_edges(rows)
         self.enc.rows = dict(rows)
@@ -309,29 +329,18 @@ class Encoder(StmtVisitor):
         return name
 
     def leaf(self, var: Var) -> int:
+        """A new ``(NT k)`` leaf for ``var``.  Its key ``t<k>`` and rows wait for :meth:`finish`
+        (stated only for a window's base, see there); the index terms they name are numbered
+        now, in program order."""
         self._n = k = self._n + 1
-        key = f"t{k}"
-        enc = self.enc
-        enc.tile_of[var] = k
-        enc.leaves[key] = var
+        self.enc.tile_of[var] = k
         t = var.type
         known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
-        mem, bits, pitch, cols, start = known[1] if known is not None and known[0] is t \
-            else self.leaf_facts(t)
-        # (its rows are kept until :meth:`finish`: stated only for a window's base, see there)
-        if cols is not None and start is _FRESH:
-            self._leaf_rows[k] = (("FreshLeafRow", (k, key, mem, bits, cols, self.idx(pitch))),)
-            return k
-        rows = [("LeafRow", (k, key, mem, bits))]
-        if pitch is not None:
-            if cols is not None:
-                rows.append(("PitchRow", (k, cols)))
-            rows.append(("PitchIdxRow", (k, self.idx(pitch))))
-        if start is _FRESH:
-            rows.append(("FreshRow", (k,)))
-        elif start is not None:
-            rows.append(("MemrefRow", (k, self.idx(start))))
-        self._leaf_rows[k] = tuple(rows)
+        facts = known[1] if known is not None and known[0] is t else self.leaf_facts(t)
+        pitch, start = facts[2], facts[4]
+        self._leaf_rows[k] = (var, facts, self.idx(pitch) if pitch is not None else None,
+                              self.idx(start) if start is not None and start is not _FRESH
+                              else None)
         return k
 
     def base(self, var: Var) -> int:
@@ -364,11 +373,12 @@ class Encoder(StmtVisitor):
     def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
                col_off: Expr) -> None:
         """A canonical slice (:func:`canonical_slice`) as a ``Win`` term."""
-        base = self.base(src)
+        enc, var = self.enc, stmt.target
+        base = enc.tile_of.get(src) or self.leaf(src)  # (:meth:`base` inline)
+        self._bases.add(base)
         r, c = self.idx(row_off), self.idx(col_off)
         self._n = name = self._n + 1
         self._rows["WinRow"].append((name, base, r, c, rows, cols))
-        enc, var = self.enc, stmt.target
         w = Window(name, var, stmt, src, rows, cols, enc.window_of.get(src), (row_off, col_off),
                    (r, c))
         enc.windows.append(w)
@@ -395,7 +405,7 @@ class Encoder(StmtVisitor):
             return
         # a col_expand op materializes a valid_shape / drop_dims slice lazily, also through a
         # view of it (set_validshape, ...): its identity copy is checked (rules.checks)
-        raw = self._raw_view.get(e.var)
+        raw = self._raw_view.get(e.var) if self._raw_view else None
         if raw is not None and ctx is _COLX:
             self.fresh("x")
             self.row("RawColxRow", self._n, raw[0])
@@ -432,10 +442,10 @@ class Encoder(StmtVisitor):
         # drop_dims slice (or a view of one)
         window_of, raw_view = self.enc.window_of, self._raw_view
         for i, a in enumerate(call.args):
-            if type(a) is VarRef and (a.var in window_of or a.var in raw_view):
+            if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view):
                 self.use(stmt, ("arg", i), a, self.context(call.op, i))
         for k, v in call.kwargs:
-            if type(v) is VarRef and (v.var in window_of or v.var in raw_view):
+            if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view):
                 idx = operand_index(call, k)
                 self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
                                                              else None))
@@ -449,7 +459,7 @@ class Encoder(StmtVisitor):
             if unclassified:
                 # ... and may materialize it as a col_expand op does (issue 15)
                 self.raw_colx_uses(stmt, call)
-        if stmt in self._writes or stmt in self._edges:
+        if stmt in self._effects_at:
             self.effects(stmt)
         return program_call
 

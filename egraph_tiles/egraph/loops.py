@@ -20,7 +20,7 @@ from bisect import bisect_right
 from itertools import accumulate, islice
 
 from ..rules.hoist import MILLI
-from ..ir.effects import Effects, call_of, op_effect, operand_index
+from ..ir.effects import Effects, Point, call_of, op_effect, operand_index
 from ..ir.exprs import Call, ListExpr, Var, VarRef, const_int, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
                         WhileStmt, YieldStmt, child_bodies, stmt_exprs)
@@ -72,18 +72,43 @@ def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, int | Fr
             out[s] = w
             if type(s) in _SIMPLE:
                 continue
-            inner = w
-            if isinstance(s, (ForStmt, WhileStmt)):
-                inner = w * trips(s, model)
-            elif isinstance(s, IfStmt):
-                inner = w * arm
-            if type(inner) is Fraction and inner.denominator == 1:
-                inner = inner.numerator
+            inner = _inner_weight(s, w, model, arm)
             for b in child_bodies(s):
                 visit(b, inner)
 
     visit(body, 1)
     return out
+
+
+def _inner_weight(s: Stmt, w: int | Fraction, model: CostModel, arm: Fraction) -> int | Fraction:
+    """Executions of the nested bodies of compound statement ``s`` run ``w`` times: × its trip
+    count for a loop, × ``arm`` for an ``if`` (an int when the product is whole)."""
+    if isinstance(s, (ForStmt, WhileStmt)):
+        w = w * trips(s, model)
+    elif isinstance(s, IfStmt):
+        w = w * arm
+    return w.numerator if type(w) is Fraction and w.denominator == 1 else w
+
+
+class Weights:
+    """:func:`statement_weights` of the function of ``fx``, read per statement from its block
+    path (``Point.path``: the weight of each block once, from the compound statement owning it,
+    ``Effects.blocks``) instead of a walk over every statement (issue 13)."""
+
+    def __init__(self, fx: Effects, model: CostModel) -> None:
+        self.fx, self.model, self.arm = fx, model, Fraction(model.if_probability)
+        self._of_path: dict[tuple[int, ...], int | Fraction] = {(0,): 1}
+
+    def __getitem__(self, s: Stmt) -> int | Fraction:
+        return self.of(self.fx.points[s].path)
+
+    def of(self, path: tuple[int, ...]) -> int | Fraction:
+        """The executions of the statements of the block ``path`` leads to."""
+        w = self._of_path.get(path)
+        if w is None:
+            w = self._of_path[path] = _inner_weight(self.fx.blocks[path[-1]], self.of(path[:-1]),
+                                                    self.model, self.arm)
+        return w
 
 
 #: (module constants: an enum member looked up on its class is slow, and this runs per use)
@@ -94,7 +119,7 @@ _ESCAPES = (Storage.VIEW, Storage.WRITES)
 
 def milli(w: int | Fraction) -> int:
     """Executions in thousandths (the integer weights of the rows)."""
-    return round(w * MILLI)
+    return w * MILLI if type(w) is int else round(w * MILLI)
 
 
 def copy_memory(site: UseSite) -> str | None:
@@ -139,23 +164,26 @@ class HoistFacts:
 class _Facts:
     def __init__(self, fn: Function, fx: Effects, enc: Encoding, model: CostModel):
         self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
-        self.weight = statement_weights(fn.body, model)
+        self.weight = Weights(fx, model)
         self.out = HoistFacts()
         self._const_offsets: dict[Window, bool] = {}
 
     def row(self, table: str, *values: object) -> None:
         self.out.rows.setdefault(table, []).append(values)
 
-    def use_weight(self, site: UseSite, mem: str) -> int | Fraction:
+    def use_weight(self, site: UseSite, mem: str, at: Point) -> int | Fraction:
         """Executions of the copy at its usual place: the slice's definition for a Vec copy
-        nothing writes the source before (the decoder's rule), else right before the consumer."""
-        w = site.window
-        at_use = self.weight[site.stmt]
+        nothing writes the source before (the decoder's rule), else right before the consumer
+        (``at``: the consumer's point)."""
+        at_use = self.weight.of(at.path)
         if mem == "Vec":
-            at_def = self.weight[w.stmt]
-            if at_def == at_use:  # (the usual case: either place runs as often, no need to ask)
+            w = site.window
+            p = self.fx.points[w.stmt]
+            if p.path == at.path:  # (the usual case: one block, either place runs as often)
                 return at_use
-            p = self.fx.point(w.stmt)
+            at_def = self.weight.of(p.path)
+            if at_def == at_use:  # (no need to ask)
+                return at_use
             if not self.fx.written_before_use(w.root.src, p.pos, p.loops, site.stmt):
                 return at_def
         return at_use
@@ -318,11 +346,12 @@ class _Facts:
             mem = copy_memory(site)
             if mem is None:
                 continue
-            uw = self.use_weight(site, mem)
+            at = points[site.stmt]
+            uw = self.use_weight(site, mem, at)
             k = milli(uw)
             if k != MILLI or site.window.rows * site.window.cols < 8:
                 use_weights.append((site.key, k))
-            encl = points[site.stmt].loops
+            encl = at.loops
             if not hoist or not encl or not self.plain_read(site):
                 continue
             safe = [lpos for lpos in encl if self.speculation_safe(site, fx.stmt_at(lpos))]
@@ -407,7 +436,7 @@ def annotate_report(rows: list, decisions: list, facts: HoistFacts, fn: Function
     """Give each copy of the report (``rows``, parallel to the decoder's ``decisions``) its
     dynamic bytes, say where a hoisted copy went, and why a copy inside a loop was not hoisted
     when the capacity refused it."""
-    weight = statement_weights(fn.body, model)
+    weight = Weights(fx, model)
     for row, d in zip(rows, decisions):
         if d.kind != "copy" or not isinstance(d.site, UseSite) or d.placement == "shared":
             continue

@@ -153,6 +153,9 @@ class Effects:
     writes: list[Write] = field(default_factory=list)
     #: the op names of the statement-level calls (assigned or bare; not those nested in a value)
     call_ops: set[str] = field(default_factory=set)
+    #: the compound statement whose nested body is each block of a ``Point.path`` (block 0, the
+    #: function's body, has none)
+    blocks: list[Stmt | None] = field(default_factory=lambda: [None])
     _parent: dict[Var, Var] = field(default_factory=dict)
     _write_points: dict[Var, list[int]] = field(default_factory=dict)
 
@@ -262,7 +265,6 @@ _INERT = (False, None, None)
 class _Builder:
     def __init__(self) -> None:
         self.fx = Effects()
-        self._blocks = 0
         #: op name -> :meth:`op_info`, read once per op name rather than once per call (issue 13)
         self._ops: dict[str, tuple[bool, int | None, Share | None]] = {}
 
@@ -310,9 +312,10 @@ class _Builder:
                     edges.append(Edge(_LOOP_INIT, ia, init.var, s, i))
         inner = loops + (p,) if loop else loops
         paths = []
+        blocks = fx.blocks
         for b in bodies:
-            self._blocks += 1
-            paths.append(path + (self._blocks,))
+            paths.append(path + (len(blocks),))
+            blocks.append(s)
             self.body(b, paths[-1], inner)
         end = len(fx.stmts) - 1
         fx.points[s] = _new_point(Point, (p, end, path, loops))

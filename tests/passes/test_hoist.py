@@ -8,7 +8,8 @@ from fractions import Fraction
 import egraph_tiles as et
 from canon_helpers import assert_canonicalizes, kernel
 from egraph_tiles.egraph.ilp import ILPExtractor
-from egraph_tiles.egraph.loops import CostModel, statement_weights
+from egraph_tiles.egraph.loops import CostModel, Weights, statement_weights
+from egraph_tiles.ir.effects import function_effects
 from egraph_tiles.passes import Options
 
 X = "x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX], c0: pl.Scalar[pl.INDEX]"
@@ -228,6 +229,35 @@ for i, (acc,) in pl.range(0, 6, 2, init_values=(z,)):
     loop = fn.body[2]
     add = loop.body[0].then_body[0]
     assert (w[loop], w[loop.body[0]], w[add]) == (1, 3, Fraction(3, 4))
+
+
+def test_weights_read_from_block_paths_equal_the_statement_walk():
+    # nested loops (constant and symbolic trips), if arms inside a loop and around one: the
+    # weight of each block read once from its owner equals the walk's weight of each statement
+    prog = et.parse_program(kernel(X, T + """
+for i, (acc,) in pl.range(0, 6, 2, init_values=(z,)):
+    if i > 0:
+        for j, (b,) in pl.range(0, n, 1, init_values=(acc,)):
+            a = pl.tile.add(b, b)
+            r2 = pl.yield_(a)
+        r = pl.yield_(r2)
+    else:
+        r = pl.yield_(acc)
+    res = pl.yield_(r)
+if n > 0:
+    for k, (c,) in pl.range(0, 4, 1, init_values=(res,)):
+        d = pl.tile.add(c, c)
+        e = pl.yield_(d)
+    f = pl.yield_(e)
+else:
+    f = pl.yield_(res)
+"""))
+    fn = prog.functions[0]
+    model = CostModel(if_probability=Fraction(1, 3), symbolic_trips=5)
+    walked = statement_weights(fn.body, model)
+    by_path = Weights(function_effects(fn), model)
+    assert {s: by_path[s] for s in walked} == walked
+    assert Fraction(1, 3) * 3 * 5 in walked.values() and Fraction(4, 3) in walked.values()
 
 
 def test_ilp_extractor_hoists_the_same_copy():
