@@ -32,6 +32,11 @@ Sorts
           short of children is filled with ``(RT (Pad))``: ``Pad`` is no program tile, has no fact
           and no rule reads it (``extract.flatten_roots`` drops it); a ``Tile`` so that every
           leaf stays an ``R`` / ``RT`` / ``RI`` wrapper (what the ILP extractor walks).
+          Its leaf wrappers are declared ``RI``, ``RT``, ``R``: egglog's extractor relaxes every
+          row of every reachable constructor, pass after pass until no cost changes, taking the
+          sorts in the order a breadth-first walk from the root sort first meets them — this
+          order meets ``Idx``, ``Tile``, ``Real`` (children before the terms built over them), so
+          one pass costs nearly every term: 4 passes instead of 6 at 1,000 statements.
 
 ``NT`` / ``NR`` / ``NRoot`` name terms by number (never extracted).  They replace global ``let``
 bindings, each of which is a table of its own in egglog: thousands of them made loading and
@@ -82,9 +87,9 @@ SCHEMA = IDX_SCHEMA + f"""
   (Use Tile String :unextractable))
 (datatype Roots
   (NRoot i64 :unextractable)
-  (R Real)
-  (RT Tile)
   (RI Idx)
+  (RT Tile)
+  (R Real)
   (RP {" ".join(["Roots"] * ROOT_ARITY)}))
 (function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
