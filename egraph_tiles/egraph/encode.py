@@ -22,6 +22,8 @@ from .calls import callee_name, param_uses, returned_param
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
 _FRESH = object()
+#: a use context not read yet (:meth:`Encoder.context`; None is a context: no use)
+_UNKNOWN = object()
 
 #: the index operators with a term of their own, and its row table
 _IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
@@ -237,6 +239,12 @@ class Encoder(StmtVisitor):
         #: leaf number -> its variable, :meth:`leaf_facts` and the numbers of the index terms of
         #: its pitch and buffer start; the leaves that are a window's base (:meth:`finish`)
         self._leaf_rows: dict[int, tuple[Var, tuple, int | None, int | None]] = {}
+        #: the visit method of each statement kind but an assignment (:meth:`visit_body`; the
+        #: class's functions, not bound methods: no reference cycle through ``self``)
+        cls = type(self)
+        self._kinds_visit = {YieldStmt: cls.visit_YieldStmt, ForStmt: cls.visit_ForStmt,
+                             WhileStmt: cls.visit_WhileStmt, IfStmt: cls.visit_IfStmt,
+                             EvalStmt: cls.visit_EvalStmt}
         self._bases: set[int] = set()
 
     def fresh(self, prefix: str) -> str:
@@ -440,10 +448,11 @@ class Encoder(StmtVisitor):
         function."""
         # the operands :meth:`use` has anything to state about: a window, or a valid_shape /
         # drop_dims slice (or a view of one)
-        window_of, raw_view = self.enc.window_of, self._raw_view
+        window_of, raw_view, contexts = self.enc.window_of, self._raw_view, self._contexts
         for i, a in enumerate(call.args):
             if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view):
-                self.use(stmt, ("arg", i), a, self.context(call.op, i))
+                ctx = contexts.get((call.op, i), _UNKNOWN)  # (:meth:`context` inline)
+                self.use(stmt, ("arg", i), a, self.context(call.op, i) if ctx is _UNKNOWN else ctx)
         for k, v in call.kwargs:
             if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view):
                 idx = operand_index(call, k)
@@ -632,12 +641,16 @@ class Encoder(StmtVisitor):
             self.use(s, ("yield", i), v, _ORD)
 
     def visit_body(self, body: list[Stmt]) -> None:
-        visit_assign = self.visit_AssignStmt
+        visit_assign, visit, kinds = self.visit_AssignStmt, self.visit, self._kinds_visit
         for s in body:
             if type(s) is AssignStmt:  # the common case, without the visitor's dispatch
                 visit_assign(s)
-            else:
-                self.visit(s)
+            else:  # (the other kinds this class visits by exact type: no method lookup)
+                method = kinds.get(type(s))
+                if method is None:
+                    visit(s)
+                else:
+                    method(self, s)
 
     def visit_AssignStmt(self, s: AssignStmt) -> None:
         v = s.value
