@@ -27,16 +27,21 @@ Sorts
           and a view proven for one context would leak into the other.  The decoder still
           emits one copy per (window, memory).
           ``(Ext src row col)`` is an existing ``tile.extract`` statement's source and indices.
-``Roots`` a balanced tree of everything to extract for one function (never a Vec root): ``RP``
-          nodes of :data:`ROOT_ARITY` children over ``(R use)`` / ``(RT window)`` leaves; a node
-          short of children is filled with ``(RT (Pad))``: ``Pad`` is no program tile, has no fact
-          and no rule reads it (``extract.flatten_roots`` drops it); a ``Tile`` so that every
-          leaf stays an ``R`` / ``RT`` / ``RI`` wrapper (what the ILP extractor walks).
-          Its leaf wrappers are declared ``RI``, ``RT``, ``R``: egglog's extractor relaxes every
-          row of every reachable constructor, pass after pass until no cost changes, taking the
-          sorts in the order a breadth-first walk from the root sort first meets them — this
-          order meets ``Idx``, ``Tile``, ``Real`` (children before the terms built over them), so
-          one pass costs nearly every term: 4 passes instead of 6 at 1,000 statements.
+``Roots`` a balanced tree of everything to extract for one function (never a Vec root): nodes
+          of :data:`ROOT_ARITY` children, ``RP`` over ``(R use)`` / ``(RT window)`` leaves and
+          ``RU`` over nodes (the extractors hand both on as ``RP``: ``extract.one_node_kind``); a
+          node short of children is filled with ``(RT (Pad))``: ``Pad`` is no program tile, has
+          no fact and no rule reads it (``extract.flatten_roots`` drops it); a ``Tile`` so that
+          every leaf stays an ``R`` / ``RT`` / ``RI`` wrapper (what the ILP extractor walks).
+          The declaration order is for egglog's extractor (issue 13), which relaxes every row of
+          every reachable constructor, pass after pass until no cost changes, taking the sorts in
+          the order a breadth-first walk from the root sort first meets them and a sort's
+          constructors in their declared order: ``RI``, ``RT``, ``R`` first makes it meet
+          ``Idx``, ``Tile``, ``Real`` (children before the terms built over them); ``RP`` before
+          ``RU`` costs every node over leaves before the nodes over nodes.  (One node constructor
+          did not: a node over leaves is rewritten, moved to its table's end, when two roots turn
+          out equal, after the nodes over it.)  So one pass costs every term: 3 passes, the last
+          finding nothing to lower, instead of 6 at 1,000 statements.
 
 ``NT`` / ``NR`` / ``NRoot`` name terms by number (never extracted).  They replace global ``let``
 bindings, each of which is a table of its own in egglog: thousands of them made loading and
@@ -90,7 +95,8 @@ SCHEMA = IDX_SCHEMA + f"""
   (RI Idx)
   (RT Tile)
   (R Real)
-  (RP {" ".join(["Roots"] * ROOT_ARITY)}))
+  (RP {" ".join(["Roots"] * ROOT_ARITY)})
+  (RU {" ".join(["Roots"] * ROOT_ARITY)}))
 (function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
 
@@ -181,6 +187,7 @@ TILE_IDX_LOAD = shared_declarations(ROW_TABLES, TAGGED) + "".join(
 
 
 _KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
+_NROOTS = " ".join(f"(NRoot {a})" for a in _KIDS.split())
 
 #: The rest of the program arrives the same way: tiles, uses and roots as terms and leaf facts —
 #: one pass, no decision made here.  Each row is one rule match and a few tuples (issue 13), so a
@@ -196,7 +203,7 @@ LOAD = TILE_IDX_LOAD + f"""
 (relation WinRow (i64 i64 i64 i64 i64 i64))
 (relation UseRow (i64 i64 String))
 (relation ExtRow (i64 i64 i64 i64))
-(relation RootNodeRow ({" ".join(["i64"] * (ROOT_ARITY + 1))}))
+(relation RootNodeRow ({" ".join(["i64"] * (ROOT_ARITY + 2))}))
 (rule ((LeafRow k key mem bits)) ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits))
       :ruleset load :name "load-leaf")
 ; the facts of LeafRow, PitchRow (constant pitch c), PitchIdxRow (pitch index e) and FreshRow in one
@@ -214,8 +221,12 @@ LOAD = TILE_IDX_LOAD + f"""
       :ruleset load :name "load-use")
 (rule ((ExtRow k t i j)) ((union (NR k) (Ext (NT t) (NI i) (NI j))) (union (NRoot k) (R (NR k))))
       :ruleset load :name "load-extract")
-; a node of the root tree; a child slot it does not need holds the padding leaf (NRoot 0)
-(rule ((RootNodeRow n {_KIDS}))
-      ((union (NRoot n) (RP {" ".join(f"(NRoot {a})" for a in _KIDS.split())})) (union (NRoot 0) (RT (Pad))))
+; a node of the root tree, over leaves (0) or over nodes (1); a child slot it does not need holds
+; the padding leaf (NRoot 0)
+(rule ((RootNodeRow 0 n {_KIDS}))
+      ((union (NRoot n) (RP {_NROOTS})) (union (NRoot 0) (RT (Pad))))
       :ruleset load :name "load-root-node")
+(rule ((RootNodeRow 1 n {_KIDS}))
+      ((union (NRoot n) (RU {_NROOTS})))
+      :ruleset load :name "load-root-upper-node")
 """

@@ -37,7 +37,17 @@ class GreedyExtractor:
                                                                   eb.Lit(span, eb.Int(0))]))
         best = out[-1]
         assert isinstance(best, eb.ExtractBest), best
-        return best.cost, termdag_to_tuple(best.termdag, best.term)
+        return best.cost, one_node_kind(termdag_to_tuple(best.termdag, best.term))
+
+
+def one_node_kind(term: Term) -> Term:
+    """``term`` with the root tree's nodes over nodes (``RU``) stated as ``RP``, like the nodes
+    over leaves (``rules.sorts``: two constructors only so that egglog's extractor costs the
+    lower ones first): the decoder reads one kind of node.  Only the ``RU`` nodes, at the top
+    of the tree (one in eight of its nodes), are rebuilt."""
+    if term[0] != "RU":
+        return term
+    return ("RP", *map(one_node_kind, term[1:]))
 
 
 def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:

@@ -31,6 +31,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .extract import one_node_kind
+
 NodeId = str
 ClassId = str
 
@@ -446,18 +448,18 @@ class ILPExtractor:
         # the ILP's choice is closed under children, so overriding greedy's stays acyclic
         choice = {**full.choice, **result.choice}
         self.last = result
-        return int(result.cost), _term(graph, choice, top)
+        return int(result.cost), one_node_kind(_term(graph, choice, top))
 
 
 def _root_leaves(graph: SerializedEGraph, top: ClassId) -> list[tuple[str, ClassId]]:
-    """(wrapper op, wrapped class) for each leaf of the ``RP`` tree under ``top``."""
+    """(wrapper op, wrapped class) for each leaf of the ``RP`` / ``RU`` tree under ``top``."""
     classes = graph.classes()
     out: list[tuple[str, ClassId]] = []
     stack = [top]
     while stack:
         c = stack.pop()
         nodes = [graph.nodes[n] for n in classes[c]]
-        rp = next((n for n in nodes if n.op == "RP"), None)
+        rp = next((n for n in nodes if n.op in ("RP", "RU")), None)
         if rp is not None:
             stack.extend(graph.nodes[ch].eclass for ch in reversed(rp.children))
             continue

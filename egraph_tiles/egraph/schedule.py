@@ -275,7 +275,7 @@ def _write_all(fd: int, data: bytes) -> None:
 #: term the program's rows create, so the tree can be loaded with those rows, before saturation,
 #: instead of after it (a second ``input`` and ``load`` run); a count leaving these tables out
 #: (:func:`size`) is then the count without the tree.
-ROOT_TABLES = frozenset({"RootNodeRow", "Pad", "NRoot", "R", "RT", "RI", "RP"})
+ROOT_TABLES = frozenset({"RootNodeRow", "Pad", "NRoot", "R", "RT", "RI", "RP", "RU"})
 
 
 def size(eg: eb.EGraph, uncounted: frozenset[str] = frozenset()) -> int:
@@ -428,25 +428,28 @@ def has_fact(eg: eb.EGraph, relation: str, *ns: int) -> bool:
 
 
 def root_tree(roots: list[tuple[str, int]]) -> tuple[int, dict[str, list[tuple]]]:
-    """The rows binding the roots to a balanced tree of ``RP`` nodes of ``sorts.ROOT_ARITY``
-    children (never a container root; tables :data:`ROOT_TABLES`) and the number ``n`` of its
-    root ``(NRoot n)``.  A root ``(kind, k)`` is the leaf ``(NRoot k)`` its own row's ``load``
-    rule made (``rules.sorts``); inner nodes are numbered -1, -2, ... (never a term's number)
-    and a node short of children is filled with the padding leaf ``(NRoot 0)``."""
+    """The rows binding the roots to a balanced tree of nodes of ``sorts.ROOT_ARITY`` children
+    (never a container root; tables :data:`ROOT_TABLES`) and the number ``n`` of its root
+    ``(NRoot n)``.  A root ``(kind, k)`` is the leaf ``(NRoot k)`` its own row's ``load`` rule
+    made (``rules.sorts``); inner nodes are numbered -1, -2, ... (never a term's number), level
+    by level from the leaves, each row led by 0 for a node over leaves (``RP``) and 1 for a node
+    over nodes (``RU``); a node short of children is filled with the padding leaf ``(NRoot 0)``.
+    A lone root is the root itself; no root is one node of padding (which flattens to nothing)."""
+    if len(roots) == 1:
+        return roots[0][1], {"RootNodeRow": []}
     arity = sorts.ROOT_ARITY
-    level = [k for _, k in roots]
+    level = [k for _, k in roots] or [0]
     nodes: list[tuple] = []
-    while len(level) > 1:
+    upper = 0
+    while True:
         nxt = []
         for i in range(0, len(level), arity):
             kids = level[i:i + arity]
-            if len(kids) == 1:  # (a lone last child moves up a level as it is)
+            if upper and len(kids) == 1:  # (a lone last node moves up a level as it is)
                 nxt.append(kids[0])
                 continue
-            nodes.append((-len(nodes) - 1, *kids, *[0] * (arity - len(kids))))
-            nxt.append(nodes[-1][0])
-        level = nxt
-    if not level:  # (no root: one node of padding, which flattens to nothing)
-        nodes.append((-1, *[0] * arity))
-        level = [-1]
-    return level[0], {"RootNodeRow": nodes}
+            nodes.append((upper, -len(nodes) - 1, *kids, *[0] * (arity - len(kids))))
+            nxt.append(nodes[-1][1])
+        level, upper = nxt, 1
+        if len(level) == 1:
+            return level[0], {"RootNodeRow": nodes}

@@ -1,7 +1,7 @@
-"""The extraction root tree (``schedule.root_tree``): a balanced tree of 8-child ``RP`` nodes
-over the function's roots, loaded with the program's rows before saturation.  No rule reads it,
-so the saturated e-graph's e-node count (which leaves the tree out) and the extracted term are
-those of loading it after saturation, in a second load."""
+"""The extraction root tree (``schedule.root_tree``): a balanced tree of 8-child nodes (``RP``
+over the function's roots, ``RU`` over nodes), loaded with the program's rows before
+saturation.  No rule reads it, so the saturated e-graph's e-node count (which leaves the tree
+out) and the extracted term are those of loading it after saturation, in a second load."""
 
 from pathlib import Path
 
@@ -15,14 +15,24 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_root_tree_groups_the_roots_by_eight_level_by_level():
-    # a root is the leaf (NRoot k) of its own term; inner nodes count down from -1, a node
-    # short of children is filled with the padding leaf 0, a lone last child moves up as it is
+    # a root is the leaf (NRoot k) of its own term; inner nodes count down from -1, led by 0
+    # over leaves and 1 over nodes; a node short of children is filled with the padding leaf 0
     refs = [("RT" if i % 2 else "R", 10 + i) for i in range(9)]
     root, rows = schedule.root_tree(refs)
-    assert rows == {"RootNodeRow": [(-1, *range(10, 18)), (-2, -1, 18, 0, 0, 0, 0, 0, 0)]}
-    assert root == -2
+    assert rows == {"RootNodeRow": [(0, -1, *range(10, 18)), (0, -2, 18, *[0] * 7),
+                                    (1, -3, -1, -2, *[0] * 6)]}
+    assert root == -3
     assert schedule.root_tree([("R", 5)]) == (5, {"RootNodeRow": []})
-    assert schedule.root_tree([]) == (-1, {"RootNodeRow": [(-1, *[0] * 8)]})
+    assert schedule.root_tree([]) == (-1, {"RootNodeRow": [(0, -1, *[0] * 8)]})
+
+
+def test_a_lone_last_node_moves_up_a_level_as_it_is():
+    refs = [("R", 100 + i) for i in range(65)]  # 9 nodes over leaves, the last over one
+    root, rows = schedule.root_tree(refs)
+    nodes = rows["RootNodeRow"]
+    assert [n[:2] for n in nodes[9:]] == [(1, -10), (1, -11)]
+    assert nodes[9][2:] == tuple(range(-1, -9, -1)) and nodes[10][2:] == (-10, -9, *[0] * 6)
+    assert root == -11
 
 
 def _windows(n: int) -> tuple[dict[str, list[tuple]], list[tuple[str, int]], list[tuple]]:
