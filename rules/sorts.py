@@ -27,21 +27,21 @@ Sorts
           and a view proven for one context would leak into the other.  The decoder still
           emits one copy per (window, memory).
           ``(Ext src row col)`` is an existing ``tile.extract`` statement's source and indices.
-``Roots`` a balanced tree of everything to extract for one function (never a Vec root): nodes
-          of :data:`ROOT_ARITY` children, ``RP`` over ``(R use)`` / ``(RT window)`` leaves and
-          ``RU`` over nodes (the extractors hand both on as ``RP``: ``extract.one_node_kind``); a
-          node short of children is filled with ``(RT (Pad))``: ``Pad`` is no program tile, has
-          no fact and no rule reads it (``extract.flatten_roots`` drops it); a ``Tile`` so that
-          every leaf stays an ``R`` / ``RT`` / ``RI`` wrapper (what the ILP extractor walks).
-          The declaration order is for egglog's extractor (issue 13), which relaxes every row of
-          every reachable constructor, pass after pass until no cost changes, taking the sorts in
-          the order a breadth-first walk from the root sort first meets them and a sort's
-          constructors in their declared order: ``RI``, ``RT``, ``R`` first makes it meet
-          ``Idx``, ``Tile``, ``Real`` (children before the terms built over them); ``RP`` before
-          ``RU`` costs every node over leaves before the nodes over nodes.  (One node constructor
-          did not: a node over leaves is rewritten, moved to its table's end, when two roots turn
-          out equal, after the nodes over it.)  So one pass costs every term: 3 passes, the last
-          finding nothing to lower, instead of 6 at 1,000 statements.
+``Roots`` a balanced tree of everything to extract for one function (never a Vec root), nodes of
+          :data:`ROOT_ARITY` children: ``RPR`` over uses and extract terms (``Real``), ``RPT``
+          over windows (``Tile``), ``RU`` over nodes; a node short of children repeats its last
+          one (``extract.RootTree`` says how many are its own).  No wrapper per root and no
+          union naming it as a root: a node holds the roots' own classes (``(NR k)`` /
+          ``(NT k)``), uses and windows in nodes of their own (``extract.roots_term`` puts them
+          back in the program's order).  The declaration order is for egglog's extractor
+          (issue 13), which relaxes every row of every reachable constructor, pass after pass
+          until no cost changes, taking the sorts in the order a breadth-first walk from the root
+          sort first meets them and a sort's constructors in their declared order: ``RI`` (an
+          ``Idx`` root, never built) first makes it meet ``Idx``, then ``Tile``, ``Real``
+          (children before the terms built over them); the nodes over roots before ``RU`` cost
+          every node before the nodes over it (a node over roots is rewritten, moved to its
+          table's end, whenever its roots' classes merge).  So one pass costs every term: 3
+          passes, the last finding nothing to lower, instead of 6 at 1,000 statements.
 
 ``NT`` / ``NR`` / ``NRoot`` name terms by number (never extracted).  They replace global ``let``
 bindings, each of which is a table of its own in egglog: thousands of them made loading and
@@ -61,7 +61,7 @@ by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (m
 from collections.abc import Callable
 
 CAP = 1 << 30  # known multiples are capped here (powers of two; products stay inside i64)
-#: children of one ``RP`` node of the extraction root tree (``egraph.schedule.root_tree``): a wide
+#: children of one node of the extraction root tree (``egraph.schedule.root_tree``): a wide
 #: tree has few inner nodes (at 1,000 statements ~72 instead of ~500 for a binary one, issue 13)
 ROOT_ARITY = 8
 
@@ -81,7 +81,6 @@ SCHEMA = IDX_SCHEMA + f"""
 (datatype Tile
   (NT i64 :unextractable)
   (Leaf String)
-  (Pad)
   (CopyBuf i64 :cost 2)
   (Win Tile Idx Idx i64 i64 :cost 1000))
 (datatype Real
@@ -93,9 +92,8 @@ SCHEMA = IDX_SCHEMA + f"""
 (datatype Roots
   (NRoot i64 :unextractable)
   (RI Idx)
-  (RT Tile)
-  (R Real)
-  (RP {" ".join(["Roots"] * ROOT_ARITY)})
+  (RPT {" ".join(["Tile"] * ROOT_ARITY)})
+  (RPR {" ".join(["Real"] * ROOT_ARITY)})
   (RU {" ".join(["Roots"] * ROOT_ARITY)}))
 (function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
@@ -187,15 +185,18 @@ TILE_IDX_LOAD = shared_declarations(ROW_TABLES, TAGGED) + "".join(
 
 
 _KIDS = " ".join(f"a{i}" for i in range(ROOT_ARITY))
-_NROOTS = " ".join(f"(NRoot {a})" for a in _KIDS.split())
+
+
+def _kids(name: str) -> str:
+    return " ".join(f"({name} {a})" for a in _KIDS.split())
+
 
 #: The rest of the program arrives the same way: tiles, uses and roots as terms and leaf facts —
 #: one pass, no decision made here.  Each row is one rule match and a few tuples (issue 13), so a
 #: leaf (a window's base) that is a 2-d tile with a constant row pitch in a fresh buffer (nearly
 #: every leaf) is one ``FreshLeafRow`` stating all its facts; any other leaf is a ``LeafRow`` plus
-#: a row per fact it has.  Every window, use and extract term is also the extraction root leaf ``(NRoot k)`` of its
-#: own number (loaded with it: no row of its own); the root tree's inner nodes (negative numbers,
-#: never a term number) and its padding leaf ``(NRoot 0)`` come from ``schedule.root_tree``.
+#: a row per fact it has.  The extraction root tree's nodes (``(NRoot n)``, negative numbers,
+#: never a term number) come from ``schedule.root_tree``, over the roots' own terms.
 LOAD = TILE_IDX_LOAD + f"""
 (relation LeafRow (i64 String String i64))
 (relation FreshLeafRow (i64 String String i64 i64 i64))
@@ -215,18 +216,17 @@ LOAD = TILE_IDX_LOAD + f"""
 (rule (({row("PitchIdxRow")} k e)) ((PitchIdx (NT k) (NI e))) :ruleset load :name "load-pitch-index")
 (rule ((FreshRow k)) ((FreshAlloc (NT k))) :ruleset load :name "load-fresh-allocation")
 (rule (({row("MemrefRow")} k e)) ((MemrefBytes (NT k) (NI e))) :ruleset load :name "load-memref")
-(rule ((WinRow k b r c h w)) ((union (NT k) (Win (NT b) (NI r) (NI c) h w)) (union (NRoot k) (RT (NT k))))
+(rule ((WinRow k b r c h w)) ((union (NT k) (Win (NT b) (NI r) (NI c) h w)))
       :ruleset load :name "load-window")
-(rule ((UseRow k t ctx)) ((union (NR k) (Use (NT t) ctx)) (union (NRoot k) (R (NR k))))
+(rule ((UseRow k t ctx)) ((union (NR k) (Use (NT t) ctx)))
       :ruleset load :name "load-use")
-(rule ((ExtRow k t i j)) ((union (NR k) (Ext (NT t) (NI i) (NI j))) (union (NRoot k) (R (NR k))))
+(rule ((ExtRow k t i j)) ((union (NR k) (Ext (NT t) (NI i) (NI j))))
       :ruleset load :name "load-extract")
-; a node of the root tree, over leaves (0) or over nodes (1); a child slot it does not need holds
-; the padding leaf (NRoot 0)
-(rule ((RootNodeRow 0 n {_KIDS}))
-      ((union (NRoot n) (RP {_NROOTS})) (union (NRoot 0) (RT (Pad))))
-      :ruleset load :name "load-root-node")
-(rule ((RootNodeRow 1 n {_KIDS}))
-      ((union (NRoot n) (RU {_NROOTS})))
+; a node of the root tree: over uses and extract terms (0), over windows (1), over nodes (2)
+(rule ((RootNodeRow 0 n {_KIDS})) ((union (NRoot n) (RPR {_kids("NR")})))
+      :ruleset load :name "load-root-use-node")
+(rule ((RootNodeRow 1 n {_KIDS})) ((union (NRoot n) (RPT {_kids("NT")})))
+      :ruleset load :name "load-root-window-node")
+(rule ((RootNodeRow 2 n {_KIDS})) ((union (NRoot n) (RU {_kids("NRoot")})))
       :ruleset load :name "load-root-upper-node")
 """

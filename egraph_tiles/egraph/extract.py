@@ -7,20 +7,36 @@ window are recognized (and emitted once) by the decoder.
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, Union
 
 from .bindings import eb
 
 Term = tuple
-#: the padding leaf's term (``rules.sorts``: fills the root tree's nodes short of children)
+#: a padding leaf's term (none is made: the root tree repeats a node's last child instead)
 PAD = ("Pad",)
+#: a root tree node's shape: the number of its own roots for a node over roots, the shapes of
+#: its own children for a node over nodes
+Shape = Union[int, tuple]
+
+
+@dataclass(frozen=True)
+class RootTree:
+    """What to extract for one function (``schedule.root_tree``): the tree's top node
+    ``(NRoot node)``, its shape, and for each root in the tree's order (uses and extract terms,
+    then windows) its wrapper (``R`` / ``RT``) and its place among the function's roots."""
+
+    node: int
+    shape: Shape
+    order: tuple[tuple[str, int], ...]
 
 
 class Extractor(Protocol):
     name: str
 
-    def extract(self, egraph: eb.EGraph, root: int) -> tuple[int, Term]:
-        """(total cost, chosen term) of the e-class of ``(NRoot root)``."""
+    def extract(self, egraph: eb.EGraph, root: RootTree) -> tuple[int, Term]:
+        """(total cost, chosen terms) of the roots of ``root``, as :func:`roots_term` states
+        them."""
         ...
 
 
@@ -30,24 +46,35 @@ class GreedyExtractor:
 
     name = "greedy"
 
-    def extract(self, egraph: eb.EGraph, root: int) -> tuple[int, Term]:
+    def extract(self, egraph: eb.EGraph, root: RootTree) -> tuple[int, Term]:
+        if not root.order:
+            return 0, roots_term(root, ())
         span = eb.RustSpan("", 0, 0)
-        expr = eb.Call(span, "NRoot", [eb.Lit(span, eb.Int(root))])
+        expr = eb.Call(span, "NRoot", [eb.Lit(span, eb.Int(root.node))])
         out = egraph.run_program(eb.UserDefined(span, "extract", [expr,
                                                                   eb.Lit(span, eb.Int(0))]))
         best = out[-1]
         assert isinstance(best, eb.ExtractBest), best
-        return best.cost, one_node_kind(termdag_to_tuple(best.termdag, best.term))
+        return best.cost, roots_term(root, termdag_to_tuple(best.termdag, best.term))
 
 
-def one_node_kind(term: Term) -> Term:
-    """``term`` with the root tree's nodes over nodes (``RU``) stated as ``RP``, like the nodes
-    over leaves (``rules.sorts``: two constructors only so that egglog's extractor costs the
-    lower ones first): the decoder reads one kind of node.  Only the ``RU`` nodes, at the top
-    of the tree (one in eight of its nodes), are rebuilt."""
-    if term[0] != "RU":
-        return term
-    return ("RP", *map(one_node_kind, term[1:]))
+def roots_term(root: RootTree, term: Term) -> Term:
+    """The roots' terms in the extracted tree ``term`` of ``root``, as one ``RP`` node over each
+    root's term wrapped in ``R`` (a use or extract term) or ``RT`` (a window), in the
+    function's order (what :func:`flatten_roots` reads); a node's repeated last children (its
+    padding) are left out."""
+    leaves: list[Term] = []
+    stack = [(term, root.shape)]
+    while stack:
+        t, shape = stack.pop()
+        if isinstance(shape, int):
+            leaves += t[1:shape + 1]
+        else:  # (its children, last first: the first is popped first)
+            stack += zip(t[len(shape):0:-1], reversed(shape))
+    out: list[Term] = [()] * len(leaves)
+    for (wrapper, i), leaf in zip(root.order, leaves):
+        out[i] = (wrapper, leaf)
+    return ("RP", *out)
 
 
 def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:

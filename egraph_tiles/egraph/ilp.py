@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .extract import one_node_kind
+from .extract import RootTree, roots_term
 
 NodeId = str
 ClassId = str
@@ -384,7 +384,7 @@ class ILPExtractor:
     ``:unextractable`` constructors and every non-constructor function (facts, tables,
     globals) are forbidden. ``last`` keeps the size / method of the most recent solve.
 
-    The root is the engine's balanced ``RP`` tree. Its ``RT`` leaves (one per slice
+    The root is the engine's balanced root tree. Its ``RT`` roots (one per slice
     statement, extracted so the decoder can read the window's final form) are
     *report-only*: they do not enter the objective, so a window node is paid only when a
     use or an extract actually references it — the DAG reading of the engine's "a window
@@ -438,8 +438,10 @@ class ILPExtractor:
             costs[nid] = table.get(key, declared) if not math.isinf(declared) else math.inf
         return costs
 
-    def extract(self, egraph: Any, root: str | int) -> tuple[int, Any]:
-        graph, costs = self.serialize(egraph, root)
+    def extract(self, egraph: Any, root: RootTree) -> tuple[int, Any]:
+        if not root.order:
+            return 0, roots_term(root, ())
+        graph, costs = self.serialize(egraph, root.node)
         top = graph.roots[0]
         charged = [c for op, c in _root_leaves(graph, top) if op not in self.report_only]
         full = greedy(SerializedEGraph(graph.nodes, [top]), cost_fn=lambda nid, _n: costs[nid])
@@ -448,24 +450,28 @@ class ILPExtractor:
         # the ILP's choice is closed under children, so overriding greedy's stays acyclic
         choice = {**full.choice, **result.choice}
         self.last = result
-        return int(result.cost), one_node_kind(_term(graph, choice, top))
+        return int(result.cost), roots_term(root, _term(graph, choice, top))
+
+
+#: the root tree's nodes over roots (``rules.sorts``) and the wrapper each root is handed on in
+_ROOT_NODES = {"RPR": "R", "RPT": "RT"}
 
 
 def _root_leaves(graph: SerializedEGraph, top: ClassId) -> list[tuple[str, ClassId]]:
-    """(wrapper op, wrapped class) for each leaf of the ``RP`` / ``RU`` tree under ``top``."""
+    """(wrapper, class) for each root of the tree under ``top`` (a node's repeated padding
+    children once)."""
     classes = graph.classes()
-    out: list[tuple[str, ClassId]] = []
+    out: dict[tuple[str, ClassId], None] = {}
     stack = [top]
     while stack:
-        c = stack.pop()
-        nodes = [graph.nodes[n] for n in classes[c]]
-        rp = next((n for n in nodes if n.op in ("RP", "RU")), None)
-        if rp is not None:
-            stack.extend(graph.nodes[ch].eclass for ch in reversed(rp.children))
-            continue
-        leaf = next(n for n in nodes if n.op in ("R", "RT", "RI"))
-        out.append((leaf.op, graph.nodes[leaf.children[0]].eclass))
-    return out
+        nodes = [graph.nodes[n] for n in classes[stack.pop()]]
+        node = next(n for n in nodes if n.op in ("RU", *_ROOT_NODES))
+        kids = [graph.nodes[ch].eclass for ch in node.children]
+        if node.op == "RU":
+            stack.extend(reversed(kids))
+        else:
+            out.update(((_ROOT_NODES[node.op], c), None) for c in kids)
+    return list(out)
 
 
 def _term(graph: SerializedEGraph, choice: dict[ClassId, NodeId], root: ClassId) -> Any:

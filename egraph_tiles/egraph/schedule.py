@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .bindings import eb
+from .extract import RootTree, Shape
 
 from egraph_tiles.rules import (checks, hoist, layout, legality, multiples, offsets, slices, sorts,
                                 windows)
@@ -270,12 +271,12 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-#: the tables of the extraction root tree (:func:`root_tree`; ``Pad`` its padding leaf).  No rule
-#: reads them but their own ``load`` rules (``rules.sorts``), and every root names a tile or use
-#: term the program's rows create, so the tree can be loaded with those rows, before saturation,
+#: the tables of the extraction root tree (:func:`root_tree`).  No rule reads them but their own
+#: ``load`` rules (``rules.sorts``), and every root names a tile or use term the program's rows
+#: create, so the tree can be loaded with those rows, before saturation,
 #: instead of after it (a second ``input`` and ``load`` run); a count leaving these tables out
 #: (:func:`size`) is then the count without the tree.
-ROOT_TABLES = frozenset({"RootNodeRow", "Pad", "NRoot", "R", "RT", "RI", "RP", "RU"})
+ROOT_TABLES = frozenset({"RootNodeRow", "NRoot", "RI", "RPR", "RPT", "RU"})
 
 
 def size(eg: eb.EGraph, uncounted: frozenset[str] = frozenset()) -> int:
@@ -427,29 +428,37 @@ def has_fact(eg: eb.EGraph, relation: str, *ns: int) -> bool:
     return eg.lookup_function(relation, values) is not None
 
 
-def root_tree(roots: list[tuple[str, int]]) -> tuple[int, dict[str, list[tuple]]]:
+def root_tree(roots: list[tuple[str, int]]) -> tuple[RootTree, dict[str, list[tuple]]]:
     """The rows binding the roots to a balanced tree of nodes of ``sorts.ROOT_ARITY`` children
-    (never a container root; tables :data:`ROOT_TABLES`) and the number ``n`` of its root
-    ``(NRoot n)``.  A root ``(kind, k)`` is the leaf ``(NRoot k)`` its own row's ``load`` rule
-    made (``rules.sorts``); inner nodes are numbered -1, -2, ... (never a term's number), level
-    by level from the leaves, each row led by 0 for a node over leaves (``RP``) and 1 for a node
-    over nodes (``RU``); a node short of children is filled with the padding leaf ``(NRoot 0)``.
-    A lone root is the root itself; no root is one node of padding (which flattens to nothing)."""
-    if len(roots) == 1:
-        return roots[0][1], {"RootNodeRow": []}
+    (never a container root; tables :data:`ROOT_TABLES`) and the tree (``extract.RootTree``).
+    A root ``(kind, k)`` is the term ``(NR k)`` of a use or extract term (kind ``R``) or
+    ``(NT k)`` of a window (``RT``); the uses and extract terms, in order, fill the nodes over
+    them (rows led by 0), then the windows theirs (1), and nodes over nodes (2) join those level
+    by level.  Nodes are numbered -1, -2, ... (never a term's number); a node short of children
+    repeats its last one (``extract.roots_term`` reads only its own), and a lone last node
+    moves up a level as it is."""
     arity = sorts.ROOT_ARITY
-    level = [k for _, k in roots] or [0]
     nodes: list[tuple] = []
-    upper = 0
-    while True:
+    level: list[tuple[int, Shape]] = []  # (node number, shape)
+    order: list[tuple[str, int]] = []
+    for tag, wrapper in enumerate(("R", "RT")):
+        group = [(i, k) for i, (kind, k) in enumerate(roots) if kind == wrapper]
+        order += [(wrapper, i) for i, _ in group]
+        for j in range(0, len(group), arity):
+            kids = [k for _, k in group[j:j + arity]]
+            nodes.append((tag, -len(nodes) - 1, *kids, *kids[-1:] * (arity - len(kids))))
+            level.append((nodes[-1][1], len(kids)))
+    assert len(order) == len(roots), "a root is a use, an extract term or a window"
+    while len(level) > 1:
         nxt = []
-        for i in range(0, len(level), arity):
-            kids = level[i:i + arity]
-            if upper and len(kids) == 1:  # (a lone last node moves up a level as it is)
+        for j in range(0, len(level), arity):
+            kids = level[j:j + arity]
+            if len(kids) == 1:
                 nxt.append(kids[0])
                 continue
-            nodes.append((upper, -len(nodes) - 1, *kids, *[0] * (arity - len(kids))))
-            nxt.append(nodes[-1][1])
-        level, upper = nxt, 1
-        if len(level) == 1:
-            return level[0], {"RootNodeRow": nodes}
+            ns = [n for n, _ in kids]
+            nodes.append((2, -len(nodes) - 1, *ns, *ns[-1:] * (arity - len(ns))))
+            nxt.append((nodes[-1][1], tuple(shape for _, shape in kids)))
+        level = nxt
+    top, shape = level[0] if level else (0, 0)
+    return RootTree(top, shape, tuple(order)), {"RootNodeRow": nodes}

@@ -1,7 +1,8 @@
-"""The extraction root tree (``schedule.root_tree``): a balanced tree of 8-child nodes (``RP``
-over the function's roots, ``RU`` over nodes), loaded with the program's rows before
-saturation.  No rule reads it, so the saturated e-graph's e-node count (which leaves the tree
-out) and the extracted term are those of loading it after saturation, in a second load."""
+"""The extraction root tree (``schedule.root_tree``): a balanced tree of 8-child nodes over the
+function's roots (``RPR`` over uses and extract terms, ``RPT`` over windows, ``RU`` over nodes),
+loaded with the program's rows before saturation.  No rule reads it, so the saturated e-graph's
+e-node count (which leaves the tree out) and the extracted term are those of loading it after
+saturation, in a second load."""
 
 from pathlib import Path
 
@@ -9,30 +10,40 @@ import pytest
 
 from canon_helpers import engine_rows
 from egraph_tiles.egraph import schedule
-from egraph_tiles.egraph.extract import GreedyExtractor, flatten_roots
+from egraph_tiles.egraph.extract import GreedyExtractor, RootTree, flatten_roots, roots_term
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def test_root_tree_groups_the_roots_by_eight_level_by_level():
-    # a root is the leaf (NRoot k) of its own term; inner nodes count down from -1, led by 0
-    # over leaves and 1 over nodes; a node short of children is filled with the padding leaf 0
-    refs = [("RT" if i % 2 else "R", 10 + i) for i in range(9)]
-    root, rows = schedule.root_tree(refs)
-    assert rows == {"RootNodeRow": [(0, -1, *range(10, 18)), (0, -2, 18, *[0] * 7),
-                                    (1, -3, -1, -2, *[0] * 6)]}
-    assert root == -3
-    assert schedule.root_tree([("R", 5)]) == (5, {"RootNodeRow": []})
-    assert schedule.root_tree([]) == (-1, {"RootNodeRow": [(0, -1, *[0] * 8)]})
+def test_root_tree_groups_uses_then_windows_by_eight_level_by_level():
+    # a root is its own term (NR k) / (NT k); nodes count down from -1, led by 0 over uses, 1
+    # over windows, 2 over nodes; a node short of children repeats its last one
+    refs = [("RT" if i % 3 == 2 else "R", 10 + i) for i in range(14)]  # 10 uses, 4 windows
+    tree, rows = schedule.root_tree(refs)
+    uses = [10, 11, 13, 14, 16, 17, 19, 20, 22, 23]
+    assert rows == {"RootNodeRow": [(0, -1, *uses[:8]), (0, -2, 22, 23, *[23] * 6),
+                                    (1, -3, 12, 15, 18, 21, *[21] * 4),
+                                    (2, -4, -1, -2, -3, *[-3] * 5)]}
+    assert tree == RootTree(-4, (8, 2, 4), tuple(
+        [("R", i) for i in range(14) if i % 3 != 2] + [("RT", i) for i in range(14) if i % 3 == 2]))
 
 
 def test_a_lone_last_node_moves_up_a_level_as_it_is():
-    refs = [("R", 100 + i) for i in range(65)]  # 9 nodes over leaves, the last over one
-    root, rows = schedule.root_tree(refs)
-    nodes = rows["RootNodeRow"]
-    assert [n[:2] for n in nodes[9:]] == [(1, -10), (1, -11)]
-    assert nodes[9][2:] == tuple(range(-1, -9, -1)) and nodes[10][2:] == (-10, -9, *[0] * 6)
-    assert root == -11
+    tree, rows = schedule.root_tree([("R", 100 + i) for i in range(65)])  # 9 nodes over uses
+    assert [n[:2] for n in rows["RootNodeRow"][9:]] == [(2, -10), (2, -11)]
+    assert rows["RootNodeRow"][10][2:] == (-10, -9, *[-9] * 6)
+    assert (tree.node, tree.shape) == (-11, ((8,) * 8, 1))
+
+
+def test_no_root_is_an_empty_tree():
+    assert schedule.root_tree([]) == (RootTree(0, 0, ()), {"RootNodeRow": []})
+    assert GreedyExtractor().extract(None, RootTree(0, 0, ())) == (0, ("RP",))
+
+
+def test_the_roots_come_back_in_the_programs_order_without_padding():
+    tree = RootTree(-3, (2, 1), (("R", 0), ("R", 2), ("RT", 1)))
+    term = ("RU", ("RPR", ("a",), ("c",), ("c",)), ("RPT", ("b",), ("b",)), ("RPT", ("b",)))
+    assert roots_term(tree, term) == ("RP", ("R", ("a",)), ("RT", ("b",)), ("R", ("c",)))
 
 
 def _windows(n: int) -> tuple[dict[str, list[tuple]], list[tuple[str, int]], list[tuple]]:
