@@ -57,24 +57,28 @@ LOAD = f"""
 
 RULES = f"""
 (ruleset hoist)
+; demand flows down an offset, invariance up: each its own stratum, saturated before the hoist
+; and cost rules run once over the final facts (``schedule.FACTS``)
+(ruleset demand)
+(ruleset invariance)
 ; invariance is derived on demand: only for the offsets (and their sub-terms) of a copy that
 ; sits in L — stating it for every index term and every loop would grow as their product
 (relation NeedInv (Idx i64))
 (rule ((= u (Copy w mem ctx)) (InLoop u l) (= w (Win b r c h wd)))
-      ((NeedInv r l) (NeedInv c l)) :ruleset hoist :name "invariance-demand-offsets")
+      ((NeedInv r l) (NeedInv c l)) :ruleset demand :name "invariance-demand-offsets")
 (rule ((NeedInv e l) (= e (Add a b))) ((NeedInv a l) (NeedInv b l))
-      :ruleset hoist :name "invariance-demand-add")
+      :ruleset demand :name "invariance-demand-add")
 (rule ((NeedInv e l) (= e (Sub a b))) ((NeedInv a l) (NeedInv b l))
-      :ruleset hoist :name "invariance-demand-sub")
+      :ruleset demand :name "invariance-demand-sub")
 (rule ((NeedInv e l) (= e (Mul a b))) ((NeedInv a l) (NeedInv b l))
-      :ruleset hoist :name "invariance-demand-mul")
+      :ruleset demand :name "invariance-demand-mul")
 ; an index is loop-invariant in L when it is a literal, a symbol defined before L, or a sum,
 ; difference or product of invariant indices (scalar SSA definitions are unioned with what they
 ; name, so ``k = 8`` inside the loop is the literal 8)
-(rule ((NeedInv e l) (= e (Lit c))) ((Inv e l)) :ruleset hoist :name "invariant-literal")
-(rule ((= e (Add a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset hoist :name "invariant-add")
-(rule ((= e (Sub a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset hoist :name "invariant-sub")
-(rule ((= e (Mul a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset hoist :name "invariant-mul")
+(rule ((NeedInv e l) (= e (Lit c))) ((Inv e l)) :ruleset invariance :name "invariant-literal")
+(rule ((= e (Add a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance :name "invariant-add")
+(rule ((= e (Sub a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance :name "invariant-sub")
+(rule ((= e (Mul a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance :name "invariant-mul")
 ; dynamic cost: a copy at its usual place (the slice's definition, or right before its consumer)
 ; moves its bytes once per execution of that place (UseWeight is in thousandths); the table
 ; keeps the larger of this and the static bytes (``rules.safe``), so a copy is never free and a

@@ -10,6 +10,10 @@ ORD, COLX = Role.ORD.egg, Role.COLX.egg
 
 RULES = f"""
 (ruleset legality)
+; the proofs that read another proof run after it, each stratum once (``schedule.FACTS``): ``views``
+; reads ``IdentityCopy`` / ``Dense`` (derived by ``legality``), ``proven`` reads a proven ``Keep``
+(ruleset views)
+(ruleset proven)
 ; #1789: "Vec tile.slice feeding an ordinary call, inherited address provably 32-byte aligned:
 ; untouched; keeps the zero-copy subview" — bit address a multiple of {ALIGN_BITS}
 (rule ((= u (Use w ctx)) (= ctx {ORD}) (= w (Win b r c h wd)) (MemOf w "Vec") (= am (AddrMult w))
@@ -27,5 +31,5 @@ RULES = f"""
 (rule ((= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (= wd (Pitch (Leaf s))))
       ((IdentityCopy w)) :ruleset legality :name "identity-copy-full-width")
 (rule ((= u (Use w ctx)) (= ctx {COLX}) (IdentityCopy w) (MemOf w "Vec"))
-      ((union u (Keep w ctx))) :ruleset legality :name "col-expand-identity-view")
+      ((union u (Keep w ctx))) :ruleset views :name "col-expand-identity-view")
 """
