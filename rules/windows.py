@@ -55,13 +55,13 @@ extent ids       an all-constant extent (dtype and every dimension) is an ``i64`
                                window of page b of a 3-D tile.
 ``(w_alias v w)``              ``v = w``.
 ``(w_arg s k v)`` / ``(w_result s v)``   any other registered or opaque call.
-``(w_call s kind k)``          the registry's memory effect of s's op: ``"view"`` (k = 0) — the
-                               output inherits argument 0's memory and is in-place safe;
-                               ``"reuses"`` — the output is written back into argument k
-                               (reuses_arg; one row per such argument); ``"fresh"`` (k = 0) —
-                               neither, the output is a value of its own.  A program function
-                               accumulating into its parameter k is ``"reuses"`` k (as if
-                               inlined); an opaque op has no row.
+``(w_view s)`` / ``(w_reuses s k)`` / ``(w_fresh s)``   the registry's memory effect of s's op:
+                               a view — the output inherits argument 0's memory and is in-place
+                               safe; reuses — the output is written back into argument k
+                               (reuses_arg; one row per such argument); fresh — neither, the
+                               output is a value of its own.  A program function accumulating
+                               into its parameter k reuses k (as if inlined); an opaque op has
+                               no row.
 ``(w_iter L k ia init)`` / ``(w_yield L k y)`` / ``(w_loop_ret L k ret)``   for / while carries.
 ``(w_bounds L start stop step)``  a ``for`` loop's bounds (folded by the offset rules).
 ``(w_if I k then_y else_y ret)``  an if's k-th merged value.
@@ -78,10 +78,9 @@ Derived, in the order the rules below build them:
                       branch point on the path: ``4*I`` / ``4*I+1`` (then / else arm of if I),
                       ``4*L+2`` (the value loop L yields: its result, or its carry after the back
                       edge), ``4*L+3`` (loop L's result when it runs no trip: its initializer).
-``(w_arm v src b)`` / ``(w_zero_trip_arm L v src)`` / ``(w_back_arm L v src)``   the branch edges
-                      between equal extents (below), the loop's trip count not yet read;
+``(w_zero_trip_arm L v src)`` / ``(w_back_arm L v src)``   the loop edges between equal extents
+                      whose branch depends on the loop's trip count, not yet read (below);
 ``(w_branch v src b)``  v may name what src names, b being the branch point (``via`` code).
-``(w_dest s v)``      statement s writes back into v (a registry reuses_arg operand).
 ``(w_check s v P R C c via)``  an R x C window at column offset c of P is written by s.
 ``(w_probe P R C k)``          the same at a constant column offset k.
 ``(w_contig P R C k)``         THE positive rules: that window is contiguous in P's NZ layout.
@@ -112,7 +111,9 @@ INPUTS = """
 (relation w_slice (i64 i64 Idx Idx))
 (relation w_slice3 (i64 i64 Idx Idx Idx))
 (relation w_alias (i64 i64))
-(relation w_call (i64 String i64))
+(relation w_view (i64))
+(relation w_reuses (i64 i64))
+(relation w_fresh (i64))
 (relation w_arg (i64 i64 i64))
 (relation w_result (i64 i64))
 (relation w_iter (i64 i64 i64 i64))
@@ -134,11 +135,9 @@ SCHEMA = """
 (function w_ge1 (i64) i64 :merge (max old new))
 (function w_le1 (i64) i64 :merge (max old new))
 (relation w_may (i64 i64 Idx Idx i64))
-(relation w_arm (i64 i64 i64))
 (relation w_zero_trip_arm (i64 i64 i64))
 (relation w_back_arm (i64 i64 i64))
 (relation w_branch (i64 i64 i64))
-(relation w_dest (i64 i64))
 (relation w_check (i64 i64 i64 i64 i64 Idx i64))
 (function w_ok (i64 i64 i64 Idx) i64 :merge (max old new))
 (relation w_probe (i64 i64 i64 i64))
@@ -188,25 +187,22 @@ RULES = """
 ; *elements* for every element width, so any dtype qualifies (issue 15; the seed only treated
 ; 4-byte accumulators).  A 2-D parent's rows are dimension 0; a 3-D (batch) parent keeps each
 ; page as an NZ tile of its own, so a window of one page is judged against the page's rows
-; (dimension 1).  The column count may be symbolic — only the may-name peel needs it.
-(rule ((w_tile p "Acc" bits 2) (w_dim p 0 pr))
+; (dimension 1): either way the rows are dimension rank - 2 and the columns dimension rank - 1.
+; The column count may be symbolic — only the may-name peel needs it.
+(rule ((w_tile p "Acc" bits rank) (>= rank 2) (<= rank 3) (w_dim p (- rank 2) pr))
       ((w_acc_parent p pr)) :ruleset windows :name "w-acc-parent")
-(rule ((w_tile p "Acc" bits 3) (w_dim p 1 pr))
-      ((w_acc_parent p pr)) :ruleset windows :name "w-acc-batch-parent")
-(rule ((w_tile p "Acc" bits 2) (w_dim p 1 pc))
+(rule ((w_tile p "Acc" bits rank) (>= rank 2) (<= rank 3) (w_dim p (- rank 1) pc))
       ((w_acc_cols p pc)) :ruleset windows :name "w-acc-cols")
-(rule ((w_tile p "Acc" bits 3) (w_dim p 2 pc))
-      ((w_acc_cols p pc)) :ruleset windows :name "w-acc-batch-cols")
 
 ; ---- identity-preserving edges, each only between equal extents
 ; seed edge "v = w (plain SSA alias)"
 (rule ((w_alias v w) (w_ext v e) (w_ext w e)) ((w_ident v w)) :ruleset windows :name "w-edge-alias")
 ; seed edge "the op's output lands in a source operand's storage": a registry read —
 ; OutputMemoryInheritsInput() && IsInplaceSafe() (reshape, set_validshape, ...) ...
-(rule ((w_result s v) (w_call s "view" 0) (w_arg s 0 src) (w_ext v e) (w_ext src e))
+(rule ((w_result s v) (w_view s) (w_arg s 0 src) (w_ext v e) (w_ext src e))
       ((w_ident v src)) :ruleset windows :name "w-edge-view")
 ; ... or set_output_reuses_input (a chained matmul_acc)
-(rule ((w_result s v) (w_call s "reuses" k) (w_arg s k src) (w_ext v e) (w_ext src e))
+(rule ((w_result s v) (w_reuses s k) (w_arg s k src) (w_ext v e) (w_ext src e))
       ((w_ident v src)) :ruleset windows :name "w-edge-reuses")
 ; seed edge "Loop IterArg: its initializer's window (ForStmt / WhileStmt)"
 (rule ((w_iter L k ia init) (w_ext ia e) (w_ext init e))
@@ -216,7 +212,7 @@ RULES = """
 ; seed: "a window arriving as an InCore function parameter carries no window information"
 (rule ((w_param v)) ((w_root v)) :ruleset windows :name "w-root-param")
 ; a registered op that neither views nor writes back produces a value of its own
-(rule ((w_result s v) (w_call s "fresh" 0)) ((w_root v)) :ruleset windows :name "w-root-fresh")
+(rule ((w_result s v) (w_fresh s)) ((w_root v)) :ruleset windows :name "w-root-fresh")
 (rule ((w_ident v src) (w_root src)) ((w_root v)) :ruleset windows :name "w-root-ident")
 ; the merges of a loop result (its initializer, zero trips, and its yield) and of an if result
 ; (both arms), only between equal extents — joined once per merge, so the rules below follow a
@@ -279,21 +275,21 @@ RULES = """
 ; its initializer (``4*L+3``), and a carry, from the second trip on, the value the body yielded
 ; (``4*L+2``) — unless the loop provably runs at most once (seed: "a single-trip loop never takes
 ; its back edge").  Each edge only between equal extents, the extents joined once per edge in the
-; ``windows`` stratum (``w_arm`` / ``w_zero_trip_arm`` / ``w_back_arm``), so the may-name rules
-; follow an edge by its source value instead of joining every value of one extent each round
-; (issue 13: that join made the check superlinear); the trip counts are read only here, after the
-; ``windows`` stratum.
-(rule ((w_if I k t el ret) (w_ext ret x) (w_ext t x)) ((w_arm ret t (* I 4)))
+; ``windows`` stratum, so the may-name rules follow an edge by its source value instead of joining
+; every value of one extent each round (issue 13: that join made the check superlinear).  The
+; branches that hold whatever the trip count are stated there (only the may-name rules read
+; ``w_branch``, after that stratum); the two that depend on it are kept as ``w_zero_trip_arm`` /
+; ``w_back_arm`` and become branches here, after the ``windows`` stratum fixed the trip counts.
+(rule ((w_if I k t el ret) (w_ext ret x) (w_ext t x)) ((w_branch ret t (* I 4)))
       :ruleset windows :name "w-arm-if-then")
-(rule ((w_if I k t el ret) (w_ext ret x) (w_ext el x)) ((w_arm ret el (+ (* I 4) 1)))
+(rule ((w_if I k t el ret) (w_ext ret x) (w_ext el x)) ((w_branch ret el (+ (* I 4) 1)))
       :ruleset windows :name "w-arm-if-else")
-(rule ((w_loop_ret L k ret) (w_yield L k y) (w_ext ret e) (w_ext y e)) ((w_arm ret y (+ (* L 4) 2)))
-      :ruleset windows :name "w-arm-loop-ret-yield")
+(rule ((w_loop_ret L k ret) (w_yield L k y) (w_ext ret e) (w_ext y e))
+      ((w_branch ret y (+ (* L 4) 2))) :ruleset windows :name "w-arm-loop-ret-yield")
 (rule ((w_loop_ret L k ret) (w_iter L k ia init) (w_ext ret e) (w_ext init e))
       ((w_zero_trip_arm L ret init)) :ruleset windows :name "w-arm-loop-ret-zero-trips")
 (rule ((w_iter L k ia init) (w_yield L k y) (w_ext ia e) (w_ext y e)) ((w_back_arm L ia y))
       :ruleset windows :name "w-arm-back-edge")
-(rule ((w_arm v src via)) ((w_branch v src via)) :ruleset w_may_rules :name "w-branch-arm")
 (rule ((w_zero_trip_arm L ret init) (= 0 (w_ge1 L))) ((w_branch ret init (+ (* L 4) 3)))
       :ruleset w_may_rules :name "w-branch-zero-trips")
 (rule ((w_back_arm L ia y) (= 0 (w_le1 L))) ((w_branch ia y (+ (* L 4) 2)))
@@ -307,11 +303,9 @@ RULES = """
 ; (the offsets the peel accumulates are folded by the ``windows`` stratum, which the schedule
 ; re-saturates between rounds of these rules)
 
-; ---- accumulator destinations, from the registry's reuses_arg (never an op list)
-(rule ((w_call s "reuses" k) (w_arg s k v))
-      ((w_dest s v)) :ruleset w_may_rules :name "w-dest")
-; every window a destination may name is checked, with the destination's own extent
-(rule ((w_dest s v) (w_may v p r c via) (w_dims2 v rows cols) (w_acc_parent p pr))
+; ---- accumulator destinations, from the registry's reuses_arg (never an op list): every window
+; the operand k a statement writes back into may name is checked, with the operand's own extent
+(rule ((w_reuses s k) (w_arg s k v) (w_may v p r c via) (w_dims2 v rows cols) (w_acc_parent p pr))
       ((w_check s v p rows cols c via) (set (w_ok p rows cols c) 0))
       :ruleset w_may_rules :name "w-check-dest")
 (rule ((w_check s v p rows cols (Lit k) via)) ((w_probe p rows cols k))
@@ -438,8 +432,8 @@ TAGGED = _shared(_own_names(sorts.IDX_LOAD) + INPUTS + LOAD, "w_in_")
 #: signature share a relation too (``w_first_ii``, ``w_first_iii``): a rule reading one runs again
 #: only when that relation changes, which is in that same first run (so sharing adds at most
 #: one run of such a rule, right after it) — 6 tables fewer for push / pop to copy.
-FIRST_RUN = ("w_dims2", "w_acc_parent", "w_acc_cols", "w_ident", "w_merge", "w_arm",
-             "w_zero_trip_arm", "w_back_arm")
+FIRST_RUN = ("w_dims2", "w_acc_parent", "w_acc_cols", "w_ident", "w_merge", "w_zero_trip_arm",
+             "w_back_arm")
 _FIRST = _shared("".join(m.group(0) for m in _RELATION.finditer(SCHEMA) if m.group(1) in FIRST_RUN),
                  "w_first_")
 #: an argument of an atom: a string, a token, or an expression of at most three levels

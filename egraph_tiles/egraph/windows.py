@@ -5,9 +5,9 @@ properties of the ops that occur, constant dimensions, loop bounds); the rules i
 ``egraph_tiles.rules.windows`` decide which window each value names and which windows are
 violations.  Only values sharing storage with an operand a registered op (or a program function,
 egraph.calls) writes back into, in a storage class holding an Acc tile of rank 2 or 3 (the
-parents ``w-acc-parent`` / ``w-acc-batch-parent`` accept) that a ``tile.slice`` takes a window
-of, are encoded (with every scalar definition and the loop bounds that matter): no rule can reach
-a violation from any other value (:func:`_relevant`), and with no such value the e-graph is not
+parents ``w-acc-parent`` accepts) that a ``tile.slice`` takes a window of, are encoded (with
+every scalar definition and the loop bounds that matter): no rule can reach a violation from
+any other value (:func:`_relevant`), and with no such value the e-graph is not
 built at all.  :func:`check_acc_windows` raises the first violation in program order as a
 ``ValueError`` whose text says what is wrong and how to spell the kernel instead.
 """
@@ -52,8 +52,9 @@ class _Encoding:
     rows: Rows = field(default_factory=lambda: defaultdict(list))
     #: the variable each ``Var.uid`` in the rows spells
     vars: dict[int, Var] = field(default_factory=dict)
-    #: the ``(kind, k)`` of the ``w_call`` rows of a call of each op seen, by name
-    ops: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    #: the rows (``w_view`` / ``w_reuses`` / ``w_fresh`` and their columns after the statement)
+    #: of a call of each op seen, by name
+    ops: dict[str, list[tuple]] = field(default_factory=dict)
     opaque: int = 0
     nodes: int = 0  # ids of Idx nodes (``NI``)
     #: the ``NI`` id of each scalar variable's ``(Sym "u<uid>")``, by ``Var.uid``
@@ -92,9 +93,8 @@ class _Encoding:
             return
         dims = [const_int(d) for d in t.shape]
         if v in self.parents:
-            # ``w_tile`` / ``w_dim`` are read only by ``w-acc-parent`` and ``w-acc-cols`` (and
-            # their batch forms), whose facts every rule joins at a window's parent: the source
-            # of a slice (``w-names-slice`` / ``w-names-page-slice``), an Acc tile of rank 2 or 3
+            # ``w_tile`` / ``w_dim`` are read only by ``w-acc-parent`` and ``w-acc-cols``, whose
+            # facts every rule joins at a window's parent: the source of a slice (``w-names-slice`` / ``w-names-page-slice``), an Acc tile of rank 2 or 3
             mem = t.memory.value if t.memory is not None else "?"
             self.row("w_tile", v.uid, mem, t.dtype.storage_bits, t.rank)
             for i, d in enumerate(dims):
@@ -148,9 +148,9 @@ class _Encoding:
     def stmt(self, s: Stmt) -> int:
         return self.fx.point(s).pos
 
-    def op(self, name: str) -> list[tuple[str, int]]:
-        """The ``(kind, k)`` of the ``w_call`` rows of a call of op ``name``: its memory effect
-        (``ir.effects.op_effect``), found once per op."""
+    def op(self, name: str) -> list[tuple]:
+        """The rows stating the memory effect of a call of op ``name`` (``ir.effects.op_effect``),
+        found once per op: ``(table, *columns after the statement)``."""
         facts = self.ops.get(name)
         if facts is not None:
             return facts
@@ -161,22 +161,22 @@ class _Encoding:
             # if inlined (issue 15; egraph.calls)
             for k in range(len(self.program.function(callee_name(name)).params)):
                 if "acc" in param_uses(self.program, name, k):
-                    facts.append(("reuses", k))
+                    facts.append(("w_reuses", k))
         if eff is None:
             return facts
         if eff.storage is Storage.VIEW and eff.of == 0:
-            facts.append(("view", 0))
+            facts.append(("w_view",))
         elif eff.storage is Storage.WRITES:
-            facts.append(("reuses", eff.of))
+            facts.append(("w_reuses", eff.of))
         elif eff.storage in (Storage.FRESH, Storage.VALUE):
-            facts.append(("fresh", 0))
+            facts.append(("w_fresh",))
         return facts
 
     # ------------------------------------------------------------------ statements
 
     def relevant(self, v: Var) -> bool:
         """Whether ``v`` shares storage with an operand a registered op writes back into.  Every
-        rule that can reach a violation starts from such an operand (``w_dest``) and follows
+        rule that can reach a violation starts from such an operand (``w-check-dest``) and follows
         only storage-sharing facts (slices, aliases, views, write-backs, loop carries, if
         results — the edges of ``ir.effects``), so tile facts about any other value can derive
         nothing that matters and are not stated."""
@@ -187,10 +187,11 @@ class _Encoding:
         values only), the bounds of the loops carrying one, and the definitions of the symbols
         these use — each statement found from its values (``fx.defs``, ``fx.writes``).
 
-        Any other call's facts are ``w_call`` / ``w_arg`` rows about an operand it only reads:
-        the rules join those with the statement's ``w_result`` (a view, a write-back, a fresh
-        result: not relevant here) or, in ``w-dest``, at the operand a registered op writes back
-        into (or a program function accumulates into) — a write, in ``fx.writes``."""
+        Any other call's facts are its memory effect (``w_view`` / ``w_reuses`` / ``w_fresh``)
+        and ``w_arg`` rows about an operand it only reads: the rules join those with the
+        statement's ``w_result`` (a view, a write-back, a fresh result: not relevant here) or, in
+        ``w-check-dest``, at the operand a registered op writes back into (or a program function
+        accumulates into) — a write, in ``fx.writes``."""
         fx, written = self.fx, self.written
         writes = {w.stmt for w in fx.writes if w.var in written}
         at = {self.stmt(s) for s in writes}
@@ -262,8 +263,8 @@ class _Encoding:
             else:
                 self.var(target)
             return
-        for kind, k in self.op(c.op):
-            self.row("w_call", sid, kind, k)
+        for table, *cols in self.op(c.op):
+            self.row(table, sid, *cols)
         if target is not None and self.relevant(target):
             self.row("w_result", sid, self.var(target))
             k = returned_param(self.program, c.op) if self.program is not None else None
@@ -288,7 +289,7 @@ def _scalar_definition(s: AssignStmt) -> bool:
 
 
 def _acc_parent(v: Var) -> bool:
-    """A value ``w-acc-parent`` / ``w-acc-batch-parent`` can accept: an Acc tile of rank 2 or 3
+    """A value ``w-acc-parent`` can accept: an Acc tile of rank 2 or 3
     (any element width: the NZ blocks are 16 x 16 elements)."""
     t = v.type
     return isinstance(t, TileType) and t.memory is _ACC and t.rank in (2, 3)
@@ -457,9 +458,9 @@ def _violations(function: Function, fx: Effects | None, program: Program | None
     """:func:`violations`, and the e-graph the rules ran in (None when they did not run)."""
     fx = fx if fx is not None else function_effects(function)
     if not fx.writes_into_tile() and not _accumulating_writes(fx, program):
-        # Every violation rule needs ``w_dest s v`` with an extent for ``v`` (w-probe-dest,
-        # w-violation), or a ``w_carry_dest`` built from one (the back edge); ``w_dest`` comes
-        # only from a registry ``reuses_arg`` operand.  No such tile operand: nothing to derive.
+        # Every violation rule needs a ``w_check`` (w-violation), which ``w-check-dest`` derives
+        # only at a registry ``reuses_arg`` operand (``w_reuses``) with an extent.  No such tile
+        # operand: nothing to derive.
         return None, [], None
     enc = encode(function, fx, program)
     if not enc.written:
