@@ -271,6 +271,8 @@ class _Facts:
                     pos += 1
                     continue
                 exprs: tuple | list = (e,)
+            elif kind is YieldStmt:  # (the next most common kind: its values)
+                exprs = s.values  # type: ignore[attr-defined]
             else:
                 exprs = (s.call,) if kind is EvalStmt else stmt_exprs(s)  # type: ignore[attr-defined]
             for e in exprs:
@@ -348,7 +350,7 @@ class _Facts:
                 continue
             at = points[site.stmt]
             uw = self.use_weight(site, mem, at)
-            k = milli(uw)
+            k = uw * MILLI if type(uw) is int else milli(uw)  # (:func:`milli` inline)
             if k != MILLI or site.window.rows * site.window.cols < 8:
                 use_weights.append((site.key, k))
             encl = at.loops
