@@ -32,7 +32,7 @@ Sorts
           over windows (``Tile``), ``RU`` over nodes; a node short of children repeats its last
           one (``extract.RootTree`` says how many are its own).  No wrapper per root and no
           union naming it as a root: a node holds the roots' own classes (``(NR k)`` /
-          ``(NT k)``), uses and windows in nodes of their own (``extract.roots_term`` puts them
+          ``(NT k)``), uses and windows in nodes of their own (``extract.root_terms`` puts them
           back in the program's order).  The declaration order is for egglog's extractor
           (issue 13), which relaxes every row of every reachable constructor, pass after pass
           until no cost changes, taking the sorts in the order a breadth-first walk from the root

@@ -1,6 +1,6 @@
 """Extraction behind one interface, so an ILP extractor can plug in.
 
-An extractor returns the chosen term of the root as nested tuples ``(op, *children)`` with
+An extractor returns the chosen term of each root as nested tuples ``(op, *children)`` with
 primitive leaves (int / str).  Identical subterms compare equal, so identical copies of one
 window are recognized (and emitted once) by the decoder.
 """
@@ -13,8 +13,6 @@ from typing import Protocol, Union
 from .bindings import eb
 
 Term = tuple
-#: a padding leaf's term (none is made: the root tree repeats a node's last child instead)
-PAD = ("Pad",)
 #: a root tree node's shape: the number of its own roots for a node over roots, the shapes of
 #: its own children for a node over nodes
 Shape = Union[int, tuple]
@@ -24,19 +22,18 @@ Shape = Union[int, tuple]
 class RootTree:
     """What to extract for one function (``schedule.root_tree``): the tree's top node
     ``(NRoot node)``, its shape, and for each root in the tree's order (uses and extract terms,
-    then windows) its wrapper (``R`` / ``RT``) and its place among the function's roots."""
+    then windows) its place among the function's roots."""
 
     node: int
     shape: Shape
-    order: tuple[tuple[str, int], ...]
+    order: tuple[int, ...]
 
 
 class Extractor(Protocol):
     name: str
 
-    def extract(self, egraph: eb.EGraph, root: RootTree) -> tuple[int, Term]:
-        """(total cost, chosen terms) of the roots of ``root``, as :func:`roots_term` states
-        them."""
+    def extract(self, egraph: eb.EGraph, root: RootTree) -> tuple[int, list[Term]]:
+        """(total cost, the chosen term of each root of ``root`` in the function's order)."""
         ...
 
 
@@ -46,23 +43,21 @@ class GreedyExtractor:
 
     name = "greedy"
 
-    def extract(self, egraph: eb.EGraph, root: RootTree) -> tuple[int, Term]:
+    def extract(self, egraph: eb.EGraph, root: RootTree) -> tuple[int, list[Term]]:
         if not root.order:
-            return 0, roots_term(root, ())
+            return 0, []
         span = eb.RustSpan("", 0, 0)
         expr = eb.Call(span, "NRoot", [eb.Lit(span, eb.Int(root.node))])
         out = egraph.run_program(eb.UserDefined(span, "extract", [expr,
                                                                   eb.Lit(span, eb.Int(0))]))
         best = out[-1]
         assert isinstance(best, eb.ExtractBest), best
-        return best.cost, roots_term(root, termdag_to_tuple(best.termdag, best.term))
+        return best.cost, root_terms(root, termdag_to_tuple(best.termdag, best.term))
 
 
-def roots_term(root: RootTree, term: Term) -> Term:
-    """The roots' terms in the extracted tree ``term`` of ``root``, as one ``RP`` node over each
-    root's term wrapped in ``R`` (a use or extract term) or ``RT`` (a window), in the
-    function's order (what :func:`flatten_roots` reads); a node's repeated last children (its
-    padding) are left out."""
+def root_terms(root: RootTree, term: Term) -> list[Term]:
+    """The roots' terms in the extracted tree ``term`` of ``root``, in the function's order; a
+    node's repeated last children (its padding) are left out."""
     leaves: list[Term] = []
     stack = [(term, root.shape)]
     while stack:
@@ -72,9 +67,9 @@ def roots_term(root: RootTree, term: Term) -> Term:
         else:  # (its children, last first: the first is popped first)
             stack += zip(t[len(shape):0:-1], reversed(shape))
     out: list[Term] = [()] * len(leaves)
-    for (wrapper, i), leaf in zip(root.order, leaves):
-        out[i] = (wrapper, leaf)
-    return ("RP", *out)
+    for i, leaf in zip(root.order, leaves):
+        out[i] = leaf
+    return out
 
 
 def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
@@ -101,18 +96,3 @@ def termdag_to_tuple(td: eb.TermDag, root: int) -> Term:
             raise AssertionError(f"unexpected term {node!r}")
     return memo[root]  # type: ignore[return-value]
 
-
-def flatten_roots(term: Term) -> list[Term]:
-    """The leaves of a balanced ``RP`` tree, in order, unwrapped from ``R`` / ``RT`` / ``RI``
-    (the padding leaves ``(RT (Pad))`` left out)."""
-    out: list[Term] = []
-    leaf = out.append
-    stack = [term]
-    push, pop = stack.extend, stack.pop
-    while stack:
-        t = pop()
-        if t[0] == "RP":
-            push(t[:0:-1])  # (its children, last first: the first is popped first)
-        elif t[1] != PAD:
-            leaf(t[1])
-    return out

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .extract import RootTree, roots_term
+from .extract import RootTree, root_terms
 
 NodeId = str
 ClassId = str
@@ -440,7 +440,7 @@ class ILPExtractor:
 
     def extract(self, egraph: Any, root: RootTree) -> tuple[int, Any]:
         if not root.order:
-            return 0, roots_term(root, ())
+            return 0, []
         graph, costs = self.serialize(egraph, root.node)
         top = graph.roots[0]
         charged = [c for op, c in _root_leaves(graph, top) if op not in self.report_only]
@@ -450,15 +450,16 @@ class ILPExtractor:
         # the ILP's choice is closed under children, so overriding greedy's stays acyclic
         choice = {**full.choice, **result.choice}
         self.last = result
-        return int(result.cost), roots_term(root, _term(graph, choice, top))
+        return int(result.cost), root_terms(root, _term(graph, choice, top))
 
 
-#: the root tree's nodes over roots (``rules.sorts``) and the wrapper each root is handed on in
+#: the root tree's nodes over roots (``rules.sorts``) and the kind of root each holds: ``R`` a use
+#: or extract term, ``RT`` a window (what ``report_only`` names)
 _ROOT_NODES = {"RPR": "R", "RPT": "RT"}
 
 
 def _root_leaves(graph: SerializedEGraph, top: ClassId) -> list[tuple[str, ClassId]]:
-    """(wrapper, class) for each root of the tree under ``top`` (a node's repeated padding
+    """(kind, class) for each root of the tree under ``top`` (a node's repeated padding
     children once)."""
     classes = graph.classes()
     out: dict[tuple[str, ClassId], None] = {}

@@ -447,15 +447,15 @@ def root_tree(roots: list[tuple[str, int]]) -> tuple[RootTree, dict[str, list[tu
     ``(NT k)`` of a window (``RT``); the uses and extract terms, in order, fill the nodes over
     them (rows led by 0), then the windows theirs (1), and nodes over nodes (2) join those level
     by level.  Nodes are numbered -1, -2, ... (never a term's number); a node short of children
-    repeats its last one (``extract.roots_term`` reads only its own), and a lone last node
+    repeats its last one (``extract.root_terms`` reads only its own), and a lone last node
     moves up a level as it is."""
     arity = sorts.ROOT_ARITY
     nodes: list[tuple] = []
     level: list[tuple[int, Shape]] = []  # (node number, shape)
-    order: list[tuple[str, int]] = []
+    order: list[int] = []
     for tag, wrapper in enumerate(("R", "RT")):
         group = [(i, k) for i, (kind, k) in enumerate(roots) if kind == wrapper]
-        order += [(wrapper, i) for i, _ in group]
+        order += [i for i, _ in group]
         for j in range(0, len(group), arity):
             kids = [k for _, k in group[j:j + arity]]
             nodes.append((tag, -len(nodes) - 1, *kids, *kids[-1:] * (arity - len(kids))))

@@ -17,7 +17,7 @@ from ..egraph.checks import raise_violations
 from ..egraph.decode import Decoded, Decoder
 from ..egraph.encode import Encoding, encode_function, has_slice
 from ..egraph.explain import explain
-from ..egraph.extract import Extractor, GreedyExtractor, flatten_roots
+from ..egraph.extract import Extractor, GreedyExtractor
 from ..egraph.loops import CostModel, annotate_report, dynamic_copy_bytes, hoist_facts
 from ..egraph.report import FunctionReport, Report, extract_bytes
 from ..egraph.round2 import copy_view_gates, gates_respected
@@ -108,19 +108,19 @@ def _function(fn: Function, opts: Options, report: Report | None,
         schedule.release(eg)
         return _skipped(fn, report, "no canonical tile.slice")
     with schedule.egglog_errors(failed):
-        term = opts.extractor.extract(eg, root)[1]
+        terms = opts.extractor.extract(eg, root)[1]
         if opts.dot_prefix is not None:
             schedule.write_dot(eg, f"{opts.dot_prefix}{fn.name}.dot")
     # the decisions are built only for the report (nothing else reads them)
     record = report is not None
-    decoder, decoded = _decode(fn, enc, fx, term, record)
+    decoder, decoded = _decode(fn, enc, fx, terms, record)
     gates = copy_view_gates(enc, decoder, eg)
     if gates:
         with schedule.egglog_errors(failed):
             stats.then(schedule.add_copy_views(eg, sorted(set(gates.values())), opts.limits,
                                                count=report is not None))
-            term = opts.extractor.extract(eg, root)[1]
-        decoder2, decoded2 = _decode(fn, enc, fx, term, record)
+            terms = opts.extractor.extract(eg, root)[1]
+        decoder2, decoded2 = _decode(fn, enc, fx, terms, record)
         if gates_respected(gates, decoder2):
             decoded = decoded2
     new_fn = Function(fn.name, fn.params, fn.return_types, decoded.body, fn.func_type,
@@ -139,11 +139,10 @@ def _function(fn: Function, opts: Options, report: Report | None,
     return new_fn
 
 
-def _decode(fn: Function, enc: Encoding, fx: Effects, term,
+def _decode(fn: Function, enc: Encoding, fx: Effects, terms: list[tuple],
             record: bool = True) -> tuple[Decoder, Decoded]:
-    results = flatten_roots(term)
-    assert len(results) == len(enc.roots), (len(results), len(enc.roots))
-    decoder = Decoder(fn, enc, results, fx, record)
+    assert len(terms) == len(enc.roots), (len(terms), len(enc.roots))
+    decoder = Decoder(fn, enc, terms, fx, record)
     return decoder, decoder.run()
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from canon_helpers import engine_rows
 from egraph_tiles.egraph import schedule
-from egraph_tiles.egraph.extract import GreedyExtractor, RootTree, flatten_roots, roots_term
+from egraph_tiles.egraph.extract import GreedyExtractor, RootTree, root_terms
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -25,7 +25,7 @@ def test_root_tree_groups_uses_then_windows_by_eight_level_by_level():
                                     (1, -3, 12, 15, 18, 21, *[21] * 4),
                                     (2, -4, -1, -2, -3, *[-3] * 5)]}
     assert tree == RootTree(-4, (8, 2, 4), tuple(
-        [("R", i) for i in range(14) if i % 3 != 2] + [("RT", i) for i in range(14) if i % 3 == 2]))
+        [i for i in range(14) if i % 3 != 2] + [i for i in range(14) if i % 3 == 2]))
 
 
 def test_a_lone_last_node_moves_up_a_level_as_it_is():
@@ -37,13 +37,13 @@ def test_a_lone_last_node_moves_up_a_level_as_it_is():
 
 def test_no_root_is_an_empty_tree():
     assert schedule.root_tree([]) == (RootTree(0, 0, ()), {"RootNodeRow": []})
-    assert GreedyExtractor().extract(None, RootTree(0, 0, ())) == (0, ("RP",))
+    assert GreedyExtractor().extract(None, RootTree(0, 0, ())) == (0, [])
 
 
 def test_the_roots_come_back_in_the_programs_order_without_padding():
-    tree = RootTree(-3, (2, 1), (("R", 0), ("R", 2), ("RT", 1)))
+    tree = RootTree(-3, (2, 1), (0, 2, 1))
     term = ("RU", ("RPR", ("a",), ("c",), ("c",)), ("RPT", ("b",), ("b",)), ("RPT", ("b",)))
-    assert roots_term(tree, term) == ("RP", ("R", ("a",)), ("RT", ("b",)), ("R", ("c",)))
+    assert root_terms(tree, term) == [("a",), ("b",), ("c",)]
 
 
 def _windows(n: int) -> tuple[dict[str, list[tuple]], list[tuple[str, int]], list[tuple]]:
@@ -67,13 +67,13 @@ def _windows(n: int) -> tuple[dict[str, list[tuple]], list[tuple[str, int]], lis
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 9, 100])
-def test_the_root_tree_flattens_back_to_the_roots_in_order(n):
+def test_the_root_tree_extracts_to_the_roots_in_order(n):
     rows, refs, terms = _windows(n)
     root, tree = schedule.root_tree(refs)
     eg = schedule.new_egraph()
     try:
         schedule.load_tables(eg, {**rows, **tree})
-        assert flatten_roots(GreedyExtractor().extract(eg, root)[1]) == terms
+        assert GreedyExtractor().extract(eg, root)[1] == terms
     finally:
         schedule.release(eg)
 
