@@ -25,8 +25,8 @@ Beyond the seed (issue 15), every accumulator window must be *proven* contiguous
   is judged against the page's rows.
 
 This module is egglog text (``PROGRAM``; ``egraph_tiles.egraph.windows`` encodes one function's
-dataflow as the facts below — bulk-loaded, its offsets as the index tables of ``rules.sorts``,
-whose ``load`` rules rebuild the terms — and reads the violation facts back).  It runs in
+dataflow as the facts below — bulk-loaded as the index tables of ``rules.sorts`` and the ``LOAD``
+tables, whose ``load`` rules rebuild the terms — and reads the violation facts back).  It runs in
 the tile pass's e-graph, before the function's own facts arrive, as ``TEXT``: the same program
 with the names it shares with the pass's (``Idx``, its tables, ``load``, ``offsets``,
 ``multiples``) renamed ``w_...``, so the two programs' facts never meet, and the row tables
@@ -49,11 +49,9 @@ extent ids       an all-constant extent (dtype and every dimension) is an ``i64`
 ``(w_ext v e)``                v's dtype and every dimension are constants (extent e).
 ``(w_extent2 e rows cols)``    extent e is two-dimensional, rows x cols.
 ``(w_param v)``                v is a function parameter.
-``(WSliceRow v src r c)``      ``v = tile.slice(src, shape, [r, c], ...)`` (canonical, valid_shape
-                               or drop_dims: the window needs only the physical base and offset);
-                               the offsets by their node ids (``(NI r)``, ``(NI c)``: the index
-                               tables of ``rules.sorts``), as every offset below.
-``(WSlice3Row v src b r c)``   ``v = tile.slice(src, [1, R, C], [b, r, c], drop_dims=[0])``: a 2-D
+``(w_slice v src r c)``        ``v = tile.slice(src, shape, [r, c], ...)`` (canonical, valid_shape or
+                               drop_dims: the window needs only the physical base and offset).
+``(w_slice3 v src b r c)``     ``v = tile.slice(src, [1, R, C], [b, r, c], drop_dims=[0])``: a 2-D
                                window of page b of a 3-D tile.
 ``(w_alias v w)``              ``v = w``.
 ``(w_arg s k v)`` / ``(w_result s v)``   any other registered or opaque call.
@@ -65,7 +63,7 @@ extent ids       an all-constant extent (dtype and every dimension) is an ``i64`
                                into its parameter k reuses k (as if inlined); an opaque op has
                                no row.
 ``(w_iter L k ia init)`` / ``(w_yield L k y)`` / ``(w_loop_ret L k ret)``   for / while carries.
-``(WBoundsRow L start stop step)``  a ``for`` loop's bounds (folded by the offset rules).
+``(w_bounds L start stop step)``  a ``for`` loop's bounds (folded by the offset rules).
 ``(w_if I k then_y else_y ret)``  an if's k-th merged value.
 
 Derived, in the order the rules below build them:
@@ -110,8 +108,8 @@ INPUTS = """
 (relation w_ext (i64 i64))
 (relation w_extent2 (i64 i64 i64))
 (relation w_param (i64))
-(relation WSliceRow (i64 i64 i64 i64))
-(relation WSlice3Row (i64 i64 i64 i64 i64))
+(relation w_slice (i64 i64 Idx Idx))
+(relation w_slice3 (i64 i64 Idx Idx Idx))
 (relation w_alias (i64 i64))
 (relation w_view (i64))
 (relation w_reuses (i64 i64))
@@ -121,7 +119,7 @@ INPUTS = """
 (relation w_iter (i64 i64 i64 i64))
 (relation w_yield (i64 i64 i64))
 (relation w_loop_ret (i64 i64 i64))
-(relation WBoundsRow (i64 i64 i64 i64))
+(relation w_bounds (i64 Idx Idx Idx))
 (relation w_if (i64 i64 i64 i64 i64))
 """
 
@@ -151,6 +149,19 @@ SCHEMA = """
 (relation w_violation (i64 i64 i64 i64 i64 Idx i64))
 (relation w_viol_k (i64 i64 i64 i64 i64 i64 i64))
 (relation w_viol_m (i64 i64 i64 i64 i64 i64 i64))
+"""
+
+LOAD = """
+(relation WSliceRow (i64 i64 i64 i64))
+(relation WSlice3Row (i64 i64 i64 i64 i64))
+(relation WBoundsRow (i64 i64 i64 i64))
+; bulk loading (``egraph_tiles.egraph.schedule.load_tables``): each row names an offset by a
+; node id (``NI``: the index tables of ``rules.sorts``); these rules, in the same ``load`` ruleset
+; as the index ones, rebuild the terms the vocabulary above describes.  Structure only.
+(rule ((WSliceRow v src r c)) ((w_slice v src (NI r) (NI c))) :ruleset load :name "w-load-slice")
+(rule ((WSlice3Row v src b r c)) ((w_slice3 v src (NI b) (NI r) (NI c)))
+      :ruleset load :name "w-load-page-slice")
+(rule ((WBoundsRow L a b st)) ((w_bounds L (NI a) (NI b) (NI st))) :ruleset load :name "w-load-bounds")
 """
 
 RULES = """
@@ -217,15 +228,15 @@ RULES = """
 
 ; ---- window resolution (must-name: the window on every path)
 ; seed "v = tile.slice(src, shape, offset): the window itself"
-(rule ((WSliceRow v src r c) (w_root src))
-      ((w_names v src (NI r) (NI c))) :ruleset windows :name "w-names-slice")
+(rule ((w_slice v src r c) (w_root src))
+      ((w_names v src r c)) :ruleset windows :name "w-names-slice")
 ; a 2-D window of one page of a 3-D (batch) tile: the page is an NZ tile of its own, so only the
 ; in-page offset matters
-(rule ((WSlice3Row v src b r c) (w_root src) (w_dims2 v h w))
-      ((w_names v src (NI r) (NI c))) :ruleset windows :name "w-names-page-slice")
+(rule ((w_slice3 v src b r c) (w_root src) (w_dims2 v h w))
+      ((w_names v src r c)) :ruleset windows :name "w-names-page-slice")
 ; seed "chained slices are peeled, offsets accumulated"
-(rule ((WSliceRow v src r c) (w_names src p r0 c0))
-      ((w_names v p (Add r0 (NI r)) (Add c0 (NI c)))) :ruleset windows :name "w-names-peel")
+(rule ((w_slice v src r c) (w_names src p r0 c0))
+      ((w_names v p (Add r0 r) (Add c0 c))) :ruleset windows :name "w-names-peel")
 ; alias / registry view / registry write-back / loop iter-arg, between equal extents
 (rule ((w_ident v src) (w_names src p r c))
       ((w_names v p r c)) :ruleset windows :name "w-names-ident")
@@ -238,11 +249,9 @@ RULES = """
 ; ---- trip counts: 0 for every carrying loop, 1 once proven (constant bounds, step > 0); a
 ; ``while`` has no bounds and proves nothing
 (rule ((w_iter L k ia init)) ((set (w_ge1 L) 0) (set (w_le1 L) 0)) :ruleset windows :name "w-trips-unknown")
-(rule ((WBoundsRow L ia ib ist) (= (NI ia) (Lit a)) (= (NI ib) (Lit b)) (= (NI ist) (Lit st))
-       (> st 0) (< a b))
+(rule ((w_bounds L (Lit a) (Lit b) (Lit st)) (> st 0) (< a b))
       ((set (w_ge1 L) 1)) :ruleset windows :name "w-runs-at-least-once")
-(rule ((WBoundsRow L ia ib ist) (= (NI ia) (Lit a)) (= (NI ib) (Lit b)) (= (NI ist) (Lit st))
-       (> st 0) (>= (+ a st) b))
+(rule ((w_bounds L (Lit a) (Lit b) (Lit st)) (> st 0) (>= (+ a st) b))
       ((set (w_le1 L) 1)) :ruleset windows :name "w-runs-at-most-once")
 
 ; ---- may-name (issue 15): every window a value may name, with the first branch point on the
@@ -253,12 +262,12 @@ RULES = """
 (rule ((w_ident v src) (w_may src p r c via)) ((w_may v p r c via))
       :ruleset w_may_rules :name "w-may-ident")
 ; a slice strictly smaller than its source: offsets accumulate (the peel, on every path)
-(rule ((WSliceRow v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< h hs))
-      ((w_may v p (Add r0 (NI r)) (Add c0 (NI c)) via)) :ruleset w_may_rules :name "w-may-peel-rows")
-(rule ((WSliceRow v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< w ws))
-      ((w_may v p (Add r0 (NI r)) (Add c0 (NI c)) via)) :ruleset w_may_rules :name "w-may-peel-cols")
+(rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< h hs))
+      ((w_may v p (Add r0 r) (Add c0 c) via)) :ruleset w_may_rules :name "w-may-peel-rows")
+(rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_dims2 v h w) (w_dims2 src hs ws) (< w ws))
+      ((w_may v p (Add r0 r) (Add c0 c) via)) :ruleset w_may_rules :name "w-may-peel-cols")
 ; a slice as large as its source is, in bounds, the source itself (offset 0)
-(rule ((WSliceRow v src r c) (w_may src p r0 c0 via) (w_ext v e) (w_ext src e))
+(rule ((w_slice v src r c) (w_may src p r0 c0 via) (w_ext v e) (w_ext src e))
       ((w_may v p r0 c0 via)) :ruleset w_may_rules :name "w-may-peel-same-extent")
 ; a branch (``w_branch v src via``): v may name what src names, the branch point being via —
 ; an if result either arm's value (``4*I`` / ``4*I+1``), a loop result the value its body yields
@@ -361,7 +370,7 @@ RULES = """
 #: The whole program: the shared ``Idx`` sort with its loading tables, the offsets and
 #: known-multiple rulesets of the tile pass, then this module's vocabulary and rules.
 PROGRAM = "\n".join([sorts.IDX_SCHEMA, offsets.RULES, multiples.RULES, sorts.IDX_LOAD, INPUTS,
-                     SCHEMA, RULES,
+                     SCHEMA, LOAD, RULES,
                      "(unstable-combined-ruleset w_facts windows offsets multiples)"])
 
 #: ``windows`` with the offsets / known-multiple rulesets (``w_facts``) to a fixpoint between
@@ -396,8 +405,9 @@ def _own_names(text: str) -> str:
     return token.sub(lambda m: RENAMED[m.group(1)] if m.group(1) else m.group(0), text)
 
 
-#: The check's row tables — every table of primitive columns the encoder fills: :data:`INPUTS`
-#: and the renamed index tables — that share their column types are one relation in ``TEXT`` (``w_in_ii``, ``w_in_iii``, ...: ``i`` an integer
+#: The check's row tables — every table of primitive columns the encoder fills: :data:`INPUTS`,
+#: the slice / bounds rows of :data:`LOAD` and the renamed index tables — that share their
+#: column types are one relation in ``TEXT`` (``w_in_ii``, ``w_in_iii``, ...: ``i`` an integer
 #: column), each row led by its logical table's tag; a rule reading logical table ``T`` reads
 #: ``(w_in_ii tag a b)`` (:func:`_tagged`).  One ``input`` per relation instead of one per table
 #: (~30 µs each: 5 instead of 13 at 1,000 statements), and 15 tables fewer for every push / pop of
@@ -415,7 +425,7 @@ def _shared(text: str, prefix: str) -> dict[str, tuple[str, int]]:
 
 #: the row tables read from a shared relation, by name: ``(relation, tag)`` (``schedule.load_tables``
 #: leads each row with the tag)
-TAGGED = _shared(_own_names(sorts.IDX_LOAD) + INPUTS, "w_in_")
+TAGGED = _shared(_own_names(sorts.IDX_LOAD) + INPUTS + LOAD, "w_in_")
 #: The relations the ``windows`` stratum derives from the input relations alone: every rule
 #: writing one reads only relations of :data:`INPUTS` (``tests/windows`` checks it), so all of
 #: them are derived in the check's first run and none changes after it.  Those of one column

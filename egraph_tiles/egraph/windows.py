@@ -40,8 +40,9 @@ Rows = dict[str, list[tuple]]
 
 @dataclass
 class _Encoding:
-    """The facts for one function (rows of the input relations of ``rules.windows``, offsets
-    as the ``Idx`` rows of ``rules.sorts``) plus what the message needs to name things.  Statements are numbered by
+    """The facts for one function (rows of the relations and ``LOAD`` tables of
+    ``rules.windows``, offsets as the ``Idx`` rows of ``rules.sorts``) plus what the message
+    needs to name things.  Statements are numbered by
     their program point and storage sharing is read from the function's memory effects
     (``ir.effects``); variables are spelled by ``Var.uid`` in the rows."""
 
@@ -399,7 +400,8 @@ def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_mid_block", "w_
                                                               "w_contig", "w_dyn_contig")
               ) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
-    input relations of ``rules.windows`` and the index tables of ``rules.sorts``) in an e-graph of the engine's holding the check's program
+    input relations, the ``LOAD`` tables of ``rules.windows`` and the index tables of
+    ``rules.sorts``) in an e-graph of the engine's holding the check's program
     (``schedule.new_egraph(acc_windows=True)``, where the index tables are the check's own
     copies: ``rules.windows.RENAMED``); that e-graph and the rows of the relations ``read``
     (each a relation of ``i64`` columns), sorted."""
