@@ -20,10 +20,10 @@ from bisect import bisect_right
 from itertools import accumulate, islice
 
 from ..rules.hoist import MILLI
-from ..ir.effects import Effects, Point, call_of, op_effect, operand_index
+from ..ir.effects import Effects, Point, call_of, function_effects, op_effect, operand_index
 from ..ir.exprs import Call, ListExpr, Var, VarRef, const_int, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
-                        WhileStmt, YieldStmt, child_bodies, stmt_exprs)
+                        WhileStmt, YieldStmt, stmt_exprs)
 from ..ir.ops import Role, Storage
 from ..ir.target import copy_bytes
 from ..ir.types import MemorySpace, TileType
@@ -57,29 +57,6 @@ def trips(loop: Stmt, model: CostModel) -> int:
     return model.symbolic_trips if n is None else n
 
 
-#: statement kinds with no nested body (the common case, checked by exact type)
-_SIMPLE = (AssignStmt, EvalStmt, YieldStmt)
-
-
-def statement_weights(body: list[Stmt], model: CostModel) -> dict[Stmt, int | Fraction]:
-    """Executions of every statement of ``body`` (nested ones included) per call: exact, an int
-    unless an ``if`` arm's probability leaves a fraction (ints keep the arithmetic cheap)."""
-    out: dict[Stmt, int | Fraction] = {}
-    arm = Fraction(model.if_probability)
-
-    def visit(stmts: list[Stmt], w: int | Fraction) -> None:
-        for s in stmts:
-            out[s] = w
-            if type(s) in _SIMPLE:
-                continue
-            inner = _inner_weight(s, w, model, arm)
-            for b in child_bodies(s):
-                visit(b, inner)
-
-    visit(body, 1)
-    return out
-
-
 def _inner_weight(s: Stmt, w: int | Fraction, model: CostModel, arm: Fraction) -> int | Fraction:
     """Executions of the nested bodies of compound statement ``s`` run ``w`` times: × its trip
     count for a loop, × ``arm`` for an ``if`` (an int when the product is whole)."""
@@ -91,9 +68,11 @@ def _inner_weight(s: Stmt, w: int | Fraction, model: CostModel, arm: Fraction) -
 
 
 class Weights:
-    """:func:`statement_weights` of the function of ``fx``, read per statement from its block
-    path (``Point.path``: the weight of each block once, from the compound statement owning it,
-    ``Effects.blocks``) instead of a walk over every statement (issue 13)."""
+    """Executions per call of each statement of the function of ``fx`` (``weights[stmt]``):
+    exact, an int unless an ``if`` arm's probability leaves a fraction (ints keep the arithmetic
+    cheap).  Read from the statement's block path (``Point.path``: the weight of each block once,
+    from the compound statement owning it, ``Effects.blocks``), not by a walk over every
+    statement (issue 13)."""
 
     def __init__(self, fx: Effects, model: CostModel) -> None:
         self.fx, self.model, self.arm = fx, model, Fraction(model.if_probability)
@@ -426,7 +405,10 @@ def dynamic_copy_bytes(fn: Function, model: CostModel) -> int:
     from ..metrics import extract_bytes
 
     total: int | Fraction = 0
-    for s, w in statement_weights(fn.body, model).items():  # (every statement, one walk)
+    fx = function_effects(fn)
+    weight = Weights(fx, model)
+    for s in fx.points:  # (every statement)
+        w = weight[s]
         call = call_of(s)
         if call is not None and call.op == "tile.extract":
             total += extract_bytes(s.target if isinstance(s, AssignStmt) else None, call) * w

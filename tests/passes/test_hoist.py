@@ -8,7 +8,7 @@ from fractions import Fraction
 import egraph_tiles as et
 from canon_helpers import assert_canonicalizes, kernel
 from egraph_tiles.egraph.ilp import ILPExtractor
-from egraph_tiles.egraph.loops import CostModel, Weights, statement_weights
+from egraph_tiles.egraph.loops import CostModel, Weights
 from egraph_tiles.ir.effects import function_effects
 from egraph_tiles.passes import Options
 
@@ -214,7 +214,7 @@ for i, (acc,) in pl.range(0, n, 1, init_values=(z,)):
     assert fr.dynamic_after == 3 * 512
 
 
-def test_statement_weights_multiply_trip_counts_and_if_probabilities():
+def test_weights_multiply_trip_counts_and_if_probabilities():
     prog = et.parse_program(kernel(X, T + """
 for i, (acc,) in pl.range(0, 6, 2, init_values=(z,)):
     if i > 0:
@@ -225,15 +225,15 @@ for i, (acc,) in pl.range(0, 6, 2, init_values=(z,)):
     res = pl.yield_(r)
 """))
     fn = prog.functions[0]
-    w = statement_weights(fn.body, CostModel(if_probability=Fraction(1, 4)))
+    w = Weights(function_effects(fn), CostModel(if_probability=Fraction(1, 4)))
     loop = fn.body[2]
     add = loop.body[0].then_body[0]
     assert (w[loop], w[loop.body[0]], w[add]) == (1, 3, Fraction(3, 4))
 
 
-def test_weights_read_from_block_paths_equal_the_statement_walk():
-    # nested loops (constant and symbolic trips), if arms inside a loop and around one: the
-    # weight of each block read once from its owner equals the walk's weight of each statement
+def test_weights_of_nested_blocks_multiply_every_owner():
+    # nested loops (constant and symbolic trips), if arms inside a loop and around one: each
+    # block's weight is its owner's times the owner's trips (a loop) or arm probability (an if)
     prog = et.parse_program(kernel(X, T + """
 for i, (acc,) in pl.range(0, 6, 2, init_values=(z,)):
     if i > 0:
@@ -253,11 +253,14 @@ else:
     f = pl.yield_(res)
 """))
     fn = prog.functions[0]
-    model = CostModel(if_probability=Fraction(1, 3), symbolic_trips=5)
-    walked = statement_weights(fn.body, model)
-    by_path = Weights(function_effects(fn), model)
-    assert {s: by_path[s] for s in walked} == walked
-    assert Fraction(1, 3) * 3 * 5 in walked.values() and Fraction(4, 3) in walked.values()
+    w = Weights(function_effects(fn), CostModel(if_probability=Fraction(1, 3), symbolic_trips=5))
+    outer, tail = fn.body[2], fn.body[3]
+    inner_loop = outer.body[0].then_body[0]
+    k_loop = tail.then_body[0]
+    assert (w[outer], w[outer.body[0]], w[inner_loop]) == (1, 3, 1)
+    assert w[inner_loop.body[0]] == Fraction(1, 3) * 3 * 5  # a = add(b, b)
+    assert w[outer.body[0].else_body[0]] == 1  # r = yield_(acc): 3 trips x 1/3
+    assert (w[tail], w[k_loop], w[k_loop.body[0]]) == (1, Fraction(1, 3), Fraction(4, 3))
 
 
 def test_ilp_extractor_hoists_the_same_copy():
