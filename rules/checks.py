@@ -69,6 +69,9 @@ def _dense_rules(ctx: str, copy: str, keep: str) -> str:
       ((union u (Keep w {ctx}))) :ruleset safe :name "{keep}")"""
 
 
+#: the ``DenseUse`` facts, one per context of :data:`DENSE_CONTEXTS`
+_DENSE_USE = "\n".join(f"(DenseUse {ctx})" for ctx, *_ in DENSE_CONTEXTS)
+
 RULES = f"""
 (relation RawColxUse (i64 Tile))
 (function ColxProven (Tile) i64 :merge (max old new))
@@ -128,8 +131,7 @@ RULES = f"""
 ; materialization follows) and aligned; otherwise it is copied first.
 ; (``DenseUse``: these contexts; the copy and keep rules state each as a constant, _dense_rules)
 (relation DenseUse (String))
-(DenseUse {CALL})
-(DenseUse {DENSE})
+{_DENSE_USE}
 {"".join(_dense_rules(*c) for c in DENSE_CONTEXTS)}
 (rule ((= u (Use w ctx)) (= ctx {CALL}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am 256) 0))

@@ -28,7 +28,7 @@ from typing import Sequence
 from ..ir.effects import Effects, function_effects
 from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars,
                         substitute)
-from ..ir.mutator import ReadCount, StmtMutator, body_fields, replaced
+from ..ir.mutator import ReadCount, StmtMutator, body_fields
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt, YieldStmt
 from ..ir.types import DType, MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
@@ -62,8 +62,6 @@ class Decoded:
 
 
 class Decoder(StmtMutator):
-    _replace = staticmethod(replaced)
-
     def __init__(self, fn: Function, enc: Encoding, results: list[Term], fx: Effects | None = None,
                  record: bool = True):
         self.fn = fn

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import tempfile
 import time
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ from typing import Iterator
 
 from .bindings import eb
 from .extract import RootTree, Shape
+from .sexp import parse_sexps
 
 from egraph_tiles.rules import (checks, hoist, layout, legality, multiples, offsets, slices, sorts,
                                 windows)
@@ -320,33 +320,24 @@ def core_schedule(text: str) -> eb.RunSchedule:
     as egglog's core command.  ``parse_program`` makes it egglog-experimental's user-defined
     ``run-schedule`` instead, which runs the same rules in the same order ~5% slower (the
     Acc-window check's 18 runs at 1,000 statements: ~0.1 ms)."""
-    (form,) = _forms(iter(re.findall(r"[()]|[^\s()]+", text)))
+    (form,) = parse_sexps(text)
     head, *items = form
     if head != "run-schedule":
         raise ValueError(f"not a run-schedule: {text!r}")
     return eb.RunSchedule(_schedule(["seq", *items]))
 
 
-def _forms(tokens: Iterator[str]) -> list:
-    """The s-expressions of ``tokens`` up to the closing parenthesis (or their end)."""
-    out: list = []
-    for tok in tokens:
-        if tok == ")":
-            break
-        out.append(_forms(tokens) if tok == "(" else tok)
-    return out
-
-
 def _schedule(form: list) -> object:
-    head, *args = form
+    head, *args = form if isinstance(form, list) and form else (form,)
     if head == "run" and len(args) == 1 and isinstance(args[0], str):
         return _run(args[0])
+    if head not in ("seq", "saturate"):
+        raise ValueError(f"unsupported schedule form {head!r}")
     kids = [_schedule(a) for a in args]
     if head == "seq":
         return eb.Sequence(SPAN, kids)
-    if head == "saturate":  # (of several: of their sequence)
-        return eb.Saturate(SPAN, kids[0] if len(kids) == 1 else eb.Sequence(SPAN, kids))
-    raise ValueError(f"unsupported schedule form {head!r}")
+    # (a saturate of several: of their sequence)
+    return eb.Saturate(SPAN, kids[0] if len(kids) == 1 else eb.Sequence(SPAN, kids))
 
 
 def _updated(out: list) -> bool:

@@ -16,7 +16,7 @@ import typing
 from typing import Callable, Union
 
 from . import stmts as _stmts
-from .exprs import _LEAVES, Call, Expr, ListExpr, Var, VarRef, free_vars, var_reads
+from .exprs import _LEAVES, Call, ListExpr, Var, VarRef, free_vars, var_reads
 from .stmts import AssignStmt, EvalStmt, Stmt, child_bodies, stmt_exprs, walk
 
 Mutated = Union[Stmt, list[Stmt]]
@@ -66,8 +66,6 @@ class StmtMutator:
     """
 
     _dispatch: dict[type, Callable | None]
-    #: how :meth:`recurse` rebuilds a statement with changed fields
-    _replace = staticmethod(dataclasses.replace)
 
     def mutate_body(self, body: list[Stmt]) -> list[Stmt]:
         out: list[Stmt] = []
@@ -95,7 +93,7 @@ class StmtMutator:
                 new = self.nested(old)
                 if new is not old:
                     changes[name] = new
-        return self._replace(s, **changes) if changes else s  # type: ignore[type-var]
+        return replaced(s, **changes) if changes else s
 
     def nested(self, body: list[Stmt]) -> list[Stmt]:
         """One nested body of a compound statement."""
@@ -155,38 +153,21 @@ class ReadCount:
         self.candidates = candidates
         self.uses: dict[Var, int] = {}
         self.reads: dict[Var, list[Var]] = {}
-        self._buf: list[Var] = []
 
     def count(self, stmts: list[Stmt], nested: bool = True) -> bool:
         """Count the reads of ``stmts`` (with ``nested``, of their nested bodies too).  Returns
         whether one of ``stmts`` assigns a candidate."""
-        candidates, uses, reads, buf = self.candidates, self.uses, self.reads, self._buf
-        assigns = False
-        for s in stmts:
-            kind = type(s)
-            own = None
-            if kind is AssignStmt:
-                exprs: list[Expr] | tuple[Expr] = (s.value,)  # type: ignore[attr-defined]
-                if s.target in candidates:  # type: ignore[attr-defined]
-                    own = reads.setdefault(s.target, [])  # type: ignore[attr-defined]
-                    assigns = True
-            else:
-                exprs = stmt_exprs(s)
-            for e in exprs:
-                buf.clear()
-                for v in var_reads(e, buf):  # every read of a candidate (per occurrence)
-                    if v in candidates:
-                        uses[v] = uses.get(v, 0) + 1
-                        if own is not None:
-                            own.append(v)
-            if nested and kind is not AssignStmt and kind is not EvalStmt:
-                for b in child_bodies(s):
-                    self.count(b)
+        assigns = self.count_own(stmts)
+        if nested:
+            for s in stmts:
+                if type(s) is not AssignStmt and type(s) is not EvalStmt:
+                    for b in child_bodies(s):
+                        self.count(b)
         return assigns
 
     def count_own(self, stmts: list[Stmt]) -> bool:
-        """:meth:`count` of the statements' own expressions, not of their nested bodies (a
-        rebuild counts each body as it builds it).  Every read goes to one list and the
+        """The reads of the statements' own expressions, not of their nested bodies (a rebuild
+        counts each body as it builds it); returns whether one of ``stmts`` assigns a candidate.  Every read goes to one list and the
         candidates are picked out of it at the end; the common statement, an assigned call,
         has its operands read here (a variable, a list of them, a constant) and only deeper
         ones by :func:`var_reads`: the same reads, for a third less time (issue 13)."""

@@ -14,6 +14,7 @@ from egraph_tiles.egraph import schedule
 from egraph_tiles.egraph import windows as win
 from egraph_tiles.egraph.bindings import eb
 from egraph_tiles.egraph.encode import encode_function
+from egraph_tiles.egraph.sexp import parse_sexps
 from egraph_tiles.ir.effects import function_effects
 from egraph_tiles.passes import canonicalize
 from egraph_tiles.rules import windows as rules
@@ -209,22 +210,12 @@ def test_two_row_tables_of_the_check_sharing_a_relation_state_only_their_own_fac
         assert read["w_root"] == roots
 
 
-def _sexp(tokens) -> list:
-    out: list = []
-    for tok in tokens:
-        if tok == ")":
-            break
-        out.append(_sexp(tokens) if tok == "(" else tok)
-    return out
-
-
 def test_the_relations_sharing_a_first_run_relation_are_derived_from_input_relations_alone():
     # (the premise of rules.windows.FIRST_RUN: each is complete after the check's first run)
     inputs = {name for name, _ in re.findall(r"\(relation\s+(\S+)\s+\(([^()]*)\)\)",
                                                rules.INPUTS)}
     writers = 0
-    for form in schedule.top_level_forms(rules.RULES):
-        (rule,) = _sexp(iter(re.findall(r'"[^"]*"|[()]|[^\s()]+', form)))
+    for rule in parse_sexps(rules.RULES):
         if rule[0] != "rule" or not {atom[0] for atom in rule[2]} & set(rules.FIRST_RUN):
             continue
         writers += 1
