@@ -156,7 +156,7 @@ def violations(rows: Rows) -> dict[str, list[tuple[int, int, int]]]:
         found[name] = sorted((tuple(eg.value_to_i64(v) for v in row.inputs)  # type: ignore[misc]
                               for row in (fn.rows if fn is not None else []) if not row.subsumed),
                              key=lambda x: (x[1], x[0]))
-    release(eg, RELAYOUT)
+    release(eg)
     return found
 
 

@@ -101,48 +101,108 @@ def program_text(acc_windows: bool = False) -> str:
                      + [windows.TEXT] * acc_windows)
 
 
-def new_egraph(acc_windows: bool = False) -> eb.EGraph:
+def new_egraph(acc_windows: bool = False, statements: int | None = None) -> eb.EGraph:
     """An e-graph holding the engine's sorts and rules (give it back with :func:`release`) and,
     with ``acc_windows``, the Acc-window check's, so one e-graph serves both for a function
     (``egraph.windows``: the check runs first, its facts in tables no rule of the engine reads
     and :func:`size` never counts).  Two programs, not one: a push / pop copies every table
     and compiled rule of the program (~1 ms more with the check's), so a function with
     nothing to check takes the engine's alone."""
-    return prepared(program_text(acc_windows))
+    return prepared(program_text(acc_windows), statements)
 
 
 #: idle prepared e-graphs by rules program (each holds the program only)
 _IDLE: dict[str, list[eb.EGraph]] = {}
-#: times each prepared e-graph (by ``id``) was handed out
-_USES: dict[int, int] = {}
-#: the program of each prepared e-graph handed out (by ``id``)
-_PROGRAM: dict[int, str] = {}
+
+
+@dataclass
+class _Prepared:
+    """What :func:`prepared` and :func:`release` keep about a prepared e-graph."""
+
+    program: str
+    #: every table's size in the bare program (its own facts: ``DenseUse``)
+    bare: dict[str, int]
+    #: the ``clear`` command emptying every table the bare program leaves empty
+    clear: eb.RunSchedule
+    #: times handed out
+    uses: int = 0
+    #: statements of the functions it served without a push (see :data:`CLEAR_BELOW`)
+    cleared: int = 0
+    #: while handed out, whether its state was pushed (None: idle)
+    pushed: bool | None = None
+
+
+#: every prepared e-graph alive (by ``id``)
+_PREPARED: dict[int, _Prepared] = {}
 #: a prepared e-graph is handed out this many times, then dropped (the next user builds a new
 #: one).  egglog keeps a report of every rule run across push / pop (~200 entries per function
 #: for the engine's program) and each push copies it: push + pop took ~0.3 ms longer per 100
 #: functions, and resident memory grew ~40 KB per function (issue 13).  A rebuild costs ~50 ms.
 REBUILD_AFTER = 200
+#: a function of fewer statements than this takes a prepared e-graph without a push, and
+#: :func:`release` empties its tables with the ``clear`` rules (:func:`clear_rules`) instead of a
+#: pop.  A push copies every table and compiled rule of the program (~100 tables, ~200 rules with
+#: the Acc-window check's) and a pop frees them: ~4 ms at 1,000 statements, where emptying the
+#: tables takes ~2 ms; deleting costs ~0.15 us per tuple, so at 10,000 statements emptying takes
+#: ~12 ms against a push and pop of ~6 ms (issue 13).
+CLEAR_BELOW = 2_500
+#: ... and an e-graph is dropped once it has served this many statements that way: e-class ids
+#: are never reused, so egglog's union-find keeps growing (~100 bytes per statement) until then
+CLEAR_LIMIT = 200_000
 
 
-def prepared(program: str) -> eb.EGraph:
+def prepared(program: str, statements: int | None = None) -> eb.EGraph:
     """An e-graph holding the definitions and rules of ``program``.  Building one (typing and
     compiling the rules) costs ~50 ms, more than optimizing a 300-statement kernel, so it is
-    built once per process: its state is pushed when it is handed out and popped by
-    :func:`release`, and each user starts from the bare program (up to
-    :data:`REBUILD_AFTER` users).  One never released (an error on the way) is simply
-    dropped."""
+    built once per process and each user starts from the bare program (up to
+    :data:`REBUILD_AFTER` users).  For a function of ``statements`` statements below
+    :data:`CLEAR_BELOW` it is handed out as it is and :func:`release` empties its tables;
+    otherwise (or with no ``statements``) its state is pushed and :func:`release` pops it.  One
+    never released (an error on the way) is simply dropped."""
     idle = _IDLE.get(program)
     if idle:
         eg = idle.pop()
+        held = _PREPARED[id(eg)]
     else:
         eg = eb.EGraph()
         for form in top_level_forms(program):  # one at a time: see top_level_forms
             eg.run_program(*eg.parse_program(form))
-        _USES[id(eg)] = 0
-    eg.run_program(eb.Push(1))
-    _USES[id(eg)] += 1
-    _PROGRAM[id(eg)] = program
+        bare = table_sizes(eg)
+        for form in top_level_forms(clear_rules(program, [t for t, n in bare.items() if not n])):
+            eg.run_program(*eg.parse_program(form))
+        held = _PREPARED[id(eg)] = _Prepared(program, bare, eb.RunSchedule(_run("clear")))
+    held.uses += 1
+    held.pushed = statements is None or statements >= CLEAR_BELOW
+    if held.pushed:
+        eg.run_program(eb.Push(1))
+    else:
+        held.cleared += statements or 0
     return eg
+
+
+def clear_rules(program: str, tables: list[str]) -> str:
+    """The ``clear`` ruleset of ``program``: one rule per table of ``tables`` deleting every
+    tuple of it.  A table ``program`` does not declare is a ``ValueError``."""
+    keys: dict[str, tuple[int, bool]] = {}  # each table's key columns, and whether it is a relation
+    for form in parse_sexps(program):
+        head = form[0] if form else None
+        if head == "relation":
+            keys[form[1]] = (len(form[2]), True)
+        elif head in ("function", "constructor"):
+            keys[form[1]] = (len(form[2]), False)
+        elif head == "datatype":  # (datatype Sort (Variant Type ... [:cost n] [:unextractable]) ...)
+            for variant in form[2:]:
+                keys[variant[0]] = (sum(isinstance(t, str) and not t.startswith(":")
+                                        for t in variant[1:]), False)
+    rules = ["(ruleset clear)"]
+    for table in tables:
+        if table not in keys:
+            raise ValueError(f"no declaration of table {table!r} in the rules program")
+        n, relation = keys[table]
+        term = f"({table}{''.join(f' k{i}' for i in range(n))})"
+        rules.append(f"(rule ({term if relation else f'(= v {term})'}) ((delete {term})) "
+                     f":ruleset clear :name \"clear-{table}\")")
+    return "\n".join(rules)
 
 
 def top_level_forms(program: str) -> list[str]:
@@ -189,29 +249,32 @@ def top_level_forms(program: str) -> list[str]:
 KEEP_IDLE_BELOW = 50_000
 
 
-def release(eg: eb.EGraph, program: str | None = None) -> None:
-    """Give back an e-graph from :func:`prepared` (``program``: the one it was prepared with,
-    by default): its state is popped and it is handed out again — unless it was handed out
-    :data:`REBUILD_AFTER` times or is an auxiliary one that grew past :data:`KEEP_IDLE_BELOW`
-    e-nodes, then it is dropped.  Do not use ``eg`` afterwards."""
-    recorded = _PROGRAM.pop(id(eg), None)
-    program = recorded if program is None else program
-    if program is None:
+def release(eg: eb.EGraph) -> None:
+    """Give back an e-graph from :func:`prepared`: its state is popped, or its tables emptied,
+    and it is handed out again — unless it was handed out :data:`REBUILD_AFTER` times (or served
+    :data:`CLEAR_LIMIT` statements unpushed), is an auxiliary one that grew past
+    :data:`KEEP_IDLE_BELOW` e-nodes, or is not back to its bare program's tables after emptying;
+    then it is dropped.  Do not use ``eg`` afterwards."""
+    held = _PREPARED.get(id(eg))
+    if held is None or held.pushed is None:
         return  # given back already
-    main = program in (program_text(), program_text(True))
-    idle = _IDLE.setdefault(program, [])
-    if any(x is eg for x in idle):
-        return
+    pushed, held.pushed = held.pushed, None
     try:
-        keep = main or size(eg) < KEEP_IDLE_BELOW
-        if keep:
+        keep = held.program in (program_text(), program_text(True)) or size(eg) < KEEP_IDLE_BELOW
+        if keep and pushed:
             eg.run_program(eb.Pop(SPAN, 1))
+        elif keep:
+            eg.run_program(held.clear)
+            # every table as the bare program left it, or the e-graph is not reused: nothing of
+            # one function's facts may reach the next
+            keep = table_sizes(eg) == held.bare
     except BaseException:  # not one of ours, or broken by a panic: drop it
         keep = False
-    if keep and len(idle) < 2 and _USES.get(id(eg), REBUILD_AFTER) < REBUILD_AFTER:
+    idle = _IDLE.setdefault(held.program, [])
+    if keep and len(idle) < 2 and held.uses < REBUILD_AFTER and held.cleared < CLEAR_LIMIT:
         idle.append(eg)
     else:
-        _USES.pop(id(eg), None)
+        del _PREPARED[id(eg)]
 
 
 def load(eg: eb.EGraph, commands: list[str]) -> None:
@@ -289,18 +352,19 @@ def _write_all(fd: int, data: bytes) -> None:
 ROOT_TABLES = frozenset({"RootNodeRow", "NRoot", "RI", "RPR", "RPT", "RU"})
 
 
+def table_sizes(eg: eb.EGraph) -> dict[str, int]:
+    """The number of tuples in each table."""
+    return {name: n for o in eg.run_program(eb.PrintSize(SPAN, None))
+            for name, n in getattr(o, "sizes", [])}
+
+
 def size(eg: eb.EGraph, uncounted: frozenset[str] = frozenset()) -> int:
     """The number of tuples in every table but those named in ``uncounted`` and the Acc-window
     check's (``rules.windows.TABLES``: no rule of the engine reads or writes them, so they stay
     as the check left them, and the count — the one reported, the one the node limit reads —
     is the engine's, whether or not the check ran in the same e-graph)."""
-    out = eg.run_program(eb.PrintSize(SPAN, None))
-    total = 0
-    for o in out:
-        for name, n in getattr(o, "sizes", []):
-            if name not in uncounted and name not in windows.TABLES:
-                total += n
-    return total
+    return sum(n for name, n in table_sizes(eg).items()
+               if name not in uncounted and name not in windows.TABLES)
 
 
 def _run(name: str) -> eb.Run:

@@ -397,15 +397,15 @@ VERDICTS = ("w_viol_k", "w_viol_m")
 
 
 def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_mid_block", "w_noncontig",
-                                                              "w_contig", "w_dyn_contig")
-              ) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
+                                                              "w_contig", "w_dyn_contig"),
+              statements: int | None = None) -> tuple[bindings.EGraph, dict[str, list[list[int]]]]:
     """Run the windows rules over the fact ``rows`` (table name -> tuples of primitives: the
     input relations, the ``LOAD`` tables of ``rules.windows`` and the index tables of
     ``rules.sorts``) in an e-graph of the engine's holding the check's program
     (``schedule.new_egraph(acc_windows=True)``, where the index tables are the check's own
     copies: ``rules.windows.RENAMED``); that e-graph and the rows of the relations ``read``
     (each a relation of ``i64`` columns), sorted."""
-    eg = new_egraph(acc_windows=True)
+    eg = new_egraph(acc_windows=True, statements=statements)
     # bulk-loaded with egglog's ``input`` (one command per tagged relation of
     # ``rules.windows.TAGGED``, linear in the facts)
     load_tables(eg, {rules.RENAMED.get(t, t): r for t, r in rows.items() if r},
@@ -467,7 +467,7 @@ def _violations(function: Function, fx: Effects | None, program: Program | None
         return enc, [], None  # no written value shares storage with an Acc parent
     with egglog_errors(f"accumulator-window check failed inside egglog for function "
                        f"{function.name!r}"):
-        eg, _ = run_rules(enc.rows, ())
+        eg, _ = run_rules(enc.rows, (), fx.size)
         # both verdict relations are read from ``w_violation``: printed only when it holds a
         # tuple (its size costs a quarter of printing them), with why a constant window is
         # rejected (``w_mid_block``)

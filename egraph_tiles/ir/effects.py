@@ -163,6 +163,11 @@ class Effects:
     def point(self, s: Stmt) -> Point:
         return self.points[s]
 
+    @property
+    def size(self) -> int:
+        """The number of statements (program points)."""
+        return len(self.stmts) - 1
+
     def stmt_at(self, pos: int) -> Stmt:
         s = self.stmts[pos]
         assert s is not None

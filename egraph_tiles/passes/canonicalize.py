@@ -93,7 +93,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
     hoists = hoist_facts(fn, fx, enc, model)
     failed = f"the e-graph failed on function {fn.name!r}"
     with schedule.egglog_errors(failed):
-        eg = eg if eg is not None else schedule.new_egraph()
+        eg = eg if eg is not None else schedule.new_egraph(statements=fx.size)
         # the extraction roots are loaded with the program, not after saturation (one load run
         # instead of two): no rule reads them, and round 1's e-node count leaves them out
         root, roots = schedule.root_tree([ref for ref, _ in enc.roots]) if enc.windows else (0, {})

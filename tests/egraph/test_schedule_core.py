@@ -29,7 +29,7 @@ def _sizes(run) -> dict[str, int]:
         return {t: eg.run_program(eb.PrintSize(schedule.SPAN, t))[0].size
                 for t in ("Path", "Mark")}
     finally:
-        schedule.release(eg, PROGRAM)
+        schedule.release(eg)
 
 
 @pytest.mark.parametrize("text", [

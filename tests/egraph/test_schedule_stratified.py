@@ -29,8 +29,7 @@ def _table_sizes(text: str, saturate) -> list[dict[str, int]]:
         try:
             schedule.load_tables(eg, rows)
             saturate(eg)
-            sizes = eg.run_program(eb.PrintSize(schedule.SPAN, None))
-            out.append({name: n for o in sizes for name, n in getattr(o, "sizes", [])})
+            out.append(schedule.table_sizes(eg))
         finally:
             schedule.release(eg)
     return out

@@ -64,9 +64,9 @@ def _programs_taken(monkeypatch) -> list[str]:
     taken: list[str] = []
     prepared = schedule.prepared
 
-    def recording(program: str):
+    def recording(program: str, statements: int | None = None):
         taken.append(program)
-        return prepared(program)
+        return prepared(program, statements)
 
     monkeypatch.setattr(schedule, "prepared", recording)
     return taken
