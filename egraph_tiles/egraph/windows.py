@@ -403,8 +403,9 @@ def run_rules(rows: Rows, read: tuple[str, ...] = VERDICTS + ("w_mid_block", "w_
     input relations, the ``LOAD`` tables of ``rules.windows`` and the index tables of
     ``rules.sorts``) in an e-graph of the engine's holding the check's program
     (``schedule.new_egraph(acc_windows=True)``, where the index tables are the check's own
-    copies: ``rules.windows.RENAMED``); that e-graph and the rows of the relations ``read``
-    (each a relation of ``i64`` columns), sorted."""
+    copies: ``rules.windows.RENAMED``; ``statements``: the size of the function, see
+    ``schedule.prepared``); that e-graph and the rows of the relations ``read`` (each a relation
+    of ``i64`` columns), sorted."""
     eg = new_egraph(acc_windows=True, statements=statements)
     # bulk-loaded with egglog's ``input`` (one command per tagged relation of
     # ``rules.windows.TAGGED``, linear in the facts)
