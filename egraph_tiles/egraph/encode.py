@@ -31,10 +31,8 @@ _IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge (issue 13)
 _ORD, _COLX = ops.Role.ORD, ops.Role.COLX
-_VIEW = Share.VIEW
-#: the storage edges of a statement :meth:`Encoder.effects` states (a write travels them), and
-#: those of a loop's entry, a loop's end and an if statement (:meth:`Encoder.edges`)
-_WRITE_EDGES = (Share.WRITEBACK, Share.VIEW)
+_VIEW, _SLICE, _ALIAS = Share.VIEW, Share.SLICE, Share.ALIAS
+#: the storage edges of a loop's entry, a loop's end and an if statement (:meth:`Encoder.edges`)
 _LOOP_INIT, _LOOP_ENDS = (Share.LOOP_INIT,), (Share.LOOP_BACK, Share.LOOP_RESULT)
 _IF_RESULT = (Share.IF_RESULT,)
 
@@ -164,6 +162,12 @@ def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
     return src.var, rows, cols, offs[0], offs[1]  # type: ignore[attr-defined]
 
 
+def _constant(e: object) -> bool:
+    """Whether :meth:`Encoder.idx` of ``e`` (None: not taken) is a literal's number, the same on
+    every call once it was stated."""
+    return e is None or type(e) is Const and type(e.value) is int  # type: ignore[attr-defined]
+
+
 def has_slice(fn: Function) -> bool:
     """Whether the function has any ``tile.slice`` (canonical, or with valid_shape / drop_dims)."""
     return _has_slice(fn.body)
@@ -209,6 +213,17 @@ def _by_stmt(items: list) -> dict[Stmt, list]:
     return out
 
 
+def _stated(fx: Effects) -> tuple[list[Edge], list[Write]]:
+    """The storage edges and writes of ``fx`` :class:`Encoder` states anything about (issue 13:
+    a store's write and edge are into a tensor).  A slice is a window and an alias a use, never
+    a storage edge here; an edge whose ends are not both tiles, or a write of a non-tile, is
+    stated as nothing (:meth:`Encoder.edge`, :meth:`Encoder.effects`) — but a view edge still
+    carries a valid_shape / drop_dims slice to its result (``Encoder._raw_view``)."""
+    edges = [e for e in fx.edges if e.kind is _VIEW or e.kind is not _SLICE and e.kind is not _ALIAS
+             and type(e.dst.type) is TileType and type(e.src.type) is TileType]
+    return edges, [w for w in fx.writes if type(w.var.type) is TileType]
+
+
 class Encoder(StmtVisitor):
     def __init__(self, fx: Effects, program: Program | None = None) -> None:
         self.enc = Encoding()
@@ -216,8 +231,9 @@ class Encoder(StmtVisitor):
         self.fx = fx
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
-        self._edges: dict[Stmt, list[Edge]] = _by_stmt(fx.edges)
-        self._writes: dict[Stmt, list[Write]] = _by_stmt(fx.writes)
+        edges, writes = _stated(fx)
+        self._edges: dict[Stmt, list[Edge]] = _by_stmt(edges)
+        self._writes: dict[Stmt, list[Write]] = _by_stmt(writes)
         #: the statements with writes or storage edges (:meth:`effects`)
         self._effects_at = self._writes.keys() | self._edges.keys()
         self._n = 0
@@ -235,7 +251,10 @@ class Encoder(StmtVisitor):
         self._returned: dict[str, int | None] = {}
         self._contexts: dict[tuple[str, int | None], ops.Role | None] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
-        self._types: dict[int, tuple[Type | None, tuple]] = {}
+        #: id of a type -> (the type, :meth:`leaf_facts`, the numbers of the index terms of
+        #: its pitch and buffer start once :meth:`leaf` took them and taking them again would
+        #: give the same numbers and state nothing: a constant or nothing, else None)
+        self._types: dict[int, tuple[Type | None, tuple, tuple | None]] = {}
         #: leaf number -> its variable, :meth:`leaf_facts` and the numbers of the index terms of
         #: its pitch and buffer start; the leaves that are a window's base (:meth:`finish`)
         self._leaf_rows: dict[int, tuple[Var, tuple, int | None, int | None]] = {}
@@ -331,10 +350,8 @@ class Encoder(StmtVisitor):
 
     # ------------------------------------------------------------------ tiles
     def tile(self, var: Var) -> int:
-        name = self.enc.tile_of.get(var)
-        if name is None:
-            name = self.leaf(var)
-        return name
+        # (a term number is never 0)
+        return self.enc.tile_of.get(var) or self.leaf(var)
 
     def leaf(self, var: Var) -> int:
         """A new ``(NT k)`` leaf for ``var``.  Its key ``t<k>`` and rows wait for :meth:`finish`
@@ -344,11 +361,17 @@ class Encoder(StmtVisitor):
         self.enc.tile_of[var] = k
         t = var.type
         known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
-        facts = known[1] if known is not None and known[0] is t else self.leaf_facts(t)
-        pitch, start = facts[2], facts[4]
-        self._leaf_rows[k] = (var, facts, self.idx(pitch) if pitch is not None else None,
-                              self.idx(start) if start is not None and start is not _FRESH
-                              else None)
+        if known is None or known[0] is not t:
+            self.leaf_facts(t)
+            known = self._types[id(t)]
+        facts, terms = known[1], known[2]
+        if terms is None:
+            pitch, start = facts[2], facts[4]
+            terms = (self.idx(pitch) if pitch is not None else None,
+                     self.idx(start) if start is not None and start is not _FRESH else None)
+            if _constant(pitch) and (start is _FRESH or _constant(start)):
+                self._types[id(t)] = (t, facts, terms)
+        self._leaf_rows[k] = (var, facts, *terms)
         return k
 
     def base(self, var: Var) -> int:
@@ -375,7 +398,7 @@ class Encoder(StmtVisitor):
                 start = m.byte_offset
             facts = (t.memory.value if t.memory is not None else "?", t.dtype.storage_bits,
                      pitch, const_int(pitch) if pitch is not None else None, start)
-        self._types[id(t)] = (t, facts)
+        self._types[id(t)] = (t, facts, None)
         return facts
 
     def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
@@ -582,12 +605,15 @@ class Encoder(StmtVisitor):
             self._raw_view[dst] = self._raw_view[src]
 
     def edge(self, dst: Var, src: Var) -> None:
-        """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src``."""
-        if isinstance(dst.type, TileType) and isinstance(src.type, TileType):
-            self.row("ViewEdgeRow", self.tile(dst), self.tile(src))
+        """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src`` (two
+        tiles)."""
+        tile_of = self.enc.tile_of  # (:meth:`tile` inline, ``dst`` numbered first)
+        row = (tile_of.get(dst) or self.leaf(dst), tile_of.get(src) or self.leaf(src))
+        self._rows["ViewEdgeRow"].append(row)  # (the table listed after its leaves' index rows)
 
     def edges(self, s: Stmt, kinds: tuple[Share, ...]) -> None:
-        """The storage edges of ``s`` (``ir.effects``) of the given kinds, as facts."""
+        """The storage edges of ``s`` (``ir.effects``; between two tiles: :func:`_stated`) of
+        the given kinds, as facts."""
         for e in self._edges.get(s, ()):
             if e.kind in kinds:
                 self.edge(e.dst, e.src)
@@ -597,8 +623,8 @@ class Encoder(StmtVisitor):
         back into, and the storage edge from a view's (or a write-back's) result to its source.
         Each tile operand of an op the registry cannot classify is stated as ``MayWriteRow``: it
         may be written, so a window it reaches stays only as a proven aligned view."""
-        for w in self._writes.get(stmt, ()):
-            if not isinstance(w.var.type, TileType) or w.opaque and self.is_program_call(w.op):
+        for w in self._writes.get(stmt, ()):  # (of tiles: :func:`_stated`)
+            if w.opaque and self.is_program_call(w.op):
                 continue  # (a program function's writes come from its summary: call_writes)
             # (the site's key is the row's number, taken before tile() may number a new leaf)
             k = self.number()
@@ -608,11 +634,16 @@ class Encoder(StmtVisitor):
             else:
                 self.row("WriteRow", k, self.tile(w.var))
                 self.enc.writes.append(WriteSite(k, stmt, w.var, w.op))
+        # (a call's edges are its write-back and view edges; only a view's may join a non-tile)
         for e in self._edges.get(stmt, ()):
-            if e.kind in _WRITE_EDGES:
-                self.edge(e.dst, e.src)
-                if e.kind is _VIEW and e.src in self._raw_view:
-                    self._raw_view[e.dst] = self._raw_view[e.src]
+            dst, src = e.dst, e.src
+            if e.kind is not _VIEW:
+                self.edge(dst, src)
+                continue
+            if isinstance(dst.type, TileType) and isinstance(src.type, TileType):
+                self.edge(dst, src)
+            if src in self._raw_view:
+                self._raw_view[dst] = self._raw_view[src]
 
     # ------------------------------------------------------------------ statements
     # (ir.mutator.StmtVisitor: any other statement kind has its nested bodies visited)
@@ -620,8 +651,10 @@ class Encoder(StmtVisitor):
         self.call_uses(s, s.call)
 
     def visit_ForStmt(self, s: ForStmt | WhileStmt) -> None:
+        window_of = self.enc.window_of  # (as :meth:`visit_YieldStmt`)
         for i, v in enumerate(s.init_values):
-            self.use(s, ("init", i), v, _ORD)
+            if type(v) is VarRef and v.var in window_of:  # type: ignore[attr-defined]
+                self.use(s, ("init", i), v, _ORD)
         self.edges(s, _LOOP_INIT)
         if isinstance(s, ForStmt):
             sym = self.scalar_sym(s.loop_var)
@@ -637,8 +670,10 @@ class Encoder(StmtVisitor):
         self.edges(s, _IF_RESULT)
 
     def visit_YieldStmt(self, s: YieldStmt) -> None:
+        window_of = self.enc.window_of  # (an ordinary use states something only of a window)
         for i, v in enumerate(s.values):
-            self.use(s, ("yield", i), v, _ORD)
+            if type(v) is VarRef and v.var in window_of:  # type: ignore[attr-defined]
+                self.use(s, ("yield", i), v, _ORD)
 
     def visit_body(self, body: list[Stmt]) -> None:
         visit_assign, visit, kinds = self.visit_AssignStmt, self.visit, self._kinds_visit
@@ -674,11 +709,12 @@ class Encoder(StmtVisitor):
                     self.enc.exts.append(site)
                     self.enc.roots.append((("R", name), site))
                 return
-            k = self.returned_param(v.op) if self.call_uses(s, v) else None
-            a = operand(v, k) if k is not None else None
-            if a is not None and isinstance(a.type, TileType):
-                # the function returns its parameter k: the result is the argument's tile
-                self.alias(s.target, a)
+            if self.call_uses(s, v):  # a program function, which may return a parameter
+                k = self.returned_param(v.op)
+                a = operand(v, k) if k is not None else None
+                if a is not None and isinstance(a.type, TileType):
+                    # the function returns its parameter k: the result is the argument's tile
+                    self.alias(s.target, a)
             return
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
             # a plain alias names the same tile; it is also an escape of a window
@@ -708,9 +744,10 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
     out: defaultdict[int, list[int]] = defaultdict(list)
     for d, s in edges:
         out[d].append(s)
-    shape = {k: (h, w) for k, _, _, _, h, w in rows.get("WinRow", ())}
+    shape: dict[int, tuple[int, int]] = {}
     of_shape: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
-    for k, hw in shape.items():
+    for k, _, _, _, h, w in rows.get("WinRow", ()):
+        shape[k] = hw = (h, w)
         of_shape[hw].append(k)
     reached: set[int] = set()
     while todo:

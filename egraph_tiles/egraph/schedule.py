@@ -508,14 +508,19 @@ def root_tree(roots: list[tuple[str, int]]) -> tuple[RootTree, dict[str, list[tu
     nodes: list[tuple] = []
     level: list[tuple[int, Shape]] = []  # (node number, shape)
     order: list[int] = []
-    for tag, wrapper in enumerate(("R", "RT")):
-        group = [(i, k) for i, (kind, k) in enumerate(roots) if kind == wrapper]
-        order += [i for i, _ in group]
-        for j in range(0, len(group), arity):
-            kids = [k for _, k in group[j:j + arity]]
+    # (the roots' positions and numbers by wrapper, in one pass over them)
+    groups: dict[str, tuple[list[int], list[int]]] = {"R": ([], []), "RT": ([], [])}
+    for i, (kind, k) in enumerate(roots):
+        group = groups.get(kind)
+        assert group is not None, "a root is a use, an extract term or a window"
+        group[0].append(i)
+        group[1].append(k)
+    for tag, (at, keys) in enumerate(groups.values()):
+        order += at
+        for j in range(0, len(keys), arity):
+            kids = keys[j:j + arity]
             nodes.append((tag, -len(nodes) - 1, *kids, *kids[-1:] * (arity - len(kids))))
             level.append((nodes[-1][1], len(kids)))
-    assert len(order) == len(roots), "a root is a use, an extract term or a window"
     while len(level) > 1:
         nxt = []
         for j in range(0, len(level), arity):
