@@ -61,6 +61,10 @@ class _Encoding:
     syms: dict[int, int] = field(default_factory=dict)
     #: the id of each all-constant extent stated, by (dtype name, dimensions)
     extents: dict[tuple[str, tuple[int, ...]], int] = field(default_factory=dict)
+    #: id of each tile type read -> (the type, its dimensions (None where not constant), the
+    #: key of its extent when all are constant): read once per type object (values of one
+    #: shape share theirs)
+    types: dict[int, tuple] = field(default_factory=dict)
     #: every variable given a symbol, in order (the worklist of ``statements``)
     new_syms: list[Var] = field(default_factory=list)
     #: the ``NI`` id of each ``Idx`` node stated, by its row (one id per distinct node)
@@ -91,7 +95,12 @@ class _Encoding:
         t = v.type
         if not isinstance(t, TileType):
             return
-        dims = [const_int(d) for d in t.shape]
+        known = self.types.get(id(t))  # (the entry holds ``t``: its id is not reused)
+        if known is None or known[0] is not t:
+            dims = [const_int(d) for d in t.shape]
+            known = self.types[id(t)] = (t, dims, None if None in dims else (t.dtype.name,
+                                                                              tuple(dims)))
+        dims, extent = known[1], known[2]
         if v in self.parents:
             # ``w_tile`` / ``w_dim`` are read only by ``w-acc-parent`` and ``w-acc-cols``, whose
             # facts every rule joins at a window's parent: the source of a slice (``w-names-slice`` / ``w-names-page-slice``), an Acc tile of rank 2 or 3
@@ -100,8 +109,8 @@ class _Encoding:
             for i, d in enumerate(dims):
                 if d is not None:
                     self.row("w_dim", v.uid, i, d)
-        if all(d is not None for d in dims):
-            self.row("w_ext", v.uid, self.extent(t.dtype.name, tuple(dims)))
+        if extent is not None:
+            self.row("w_ext", v.uid, self.extent(*extent))
 
     def extent(self, dtype: str, dims: tuple[int, ...]) -> int:
         """The id of the all-constant extent ``dtype`` x ``dims`` (one id per distinct extent,
