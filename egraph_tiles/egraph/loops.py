@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from bisect import bisect_right
-from itertools import accumulate, islice
+from itertools import accumulate, islice, repeat
 
 from ..rules.hoist import MILLI
 from ..ir.effects import Effects, Point, call_of, function_effects, op_effect, operand_index
-from ..ir.exprs import Call, ListExpr, Var, VarRef, const_int, free_vars
+from ..ir.exprs import Call, Var, VarRef, const_int, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
                         WhileStmt, YieldStmt, stmt_exprs)
 from ..ir.ops import Role, Storage
@@ -185,12 +184,8 @@ class _Facts:
         certainly inside its source (the verifier checks constant offsets)."""
         ok = self._const_offsets.get(w)
         if ok is None:
-            ok = True
-            for x in w.chain():
-                call = x.stmt.value
-                assert isinstance(call, Call) and isinstance(call.args[2], ListExpr)
-                ok = ok and all(const_int(e) is not None for e in call.args[2].items)
-            self._const_offsets[w] = ok
+            ok = self._const_offsets[w] = (all(const_int(e) is not None for e in w.offsets)
+                                           and (w.parent is None or self.const_offsets(w.parent)))
         return ok
 
     def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
@@ -214,8 +209,7 @@ class _Facts:
     def offset_vars(self, windows: set[Window]) -> set[Var]:
         """The scalars the offsets of ``windows`` (their whole slice chains) read, closed under
         scalar SSA definitions (the e-graph unions a name with its definition)."""
-        todo = [v for w in windows for x in w.chain() for e in x.stmt.value.args[2].items
-                for v in free_vars(e)]
+        todo = [v for w in windows for x in w.chain() for e in x.offsets for v in free_vars(e)]
         seen: set[Var] = set()
         while todo:
             v = todo.pop()
@@ -235,7 +229,6 @@ class _Facts:
         fx = self.fx
         parent, storage = fx._parent, fx.storage
         qs = sorted(points)
-        last = qs[-1]
         read: dict[Var, int] = {}  # var -> its last read (increasing: the latest pos wins)
         stmts = fx.stmts
         pos = qs[0]  # (an earlier read ends no range reaching a point)
@@ -243,10 +236,14 @@ class _Facts:
             kind = type(s)
             if kind is AssignStmt:
                 e = s.value  # type: ignore[attr-defined]
-                if type(e) is Call and not e.kwargs:  # (the common case first: positional operands)
+                if type(e) is Call:  # (the common case first, inline)
                     for a in e.args:
                         if type(a) is VarRef:
                             read[a.var] = pos  # type: ignore[attr-defined]
+                    if e.kwargs:
+                        for _, a in e.kwargs:
+                            if type(a) is VarRef:
+                                read[a.var] = pos  # type: ignore[attr-defined]
                     pos += 1
                     continue
                 exprs: tuple | list = (e,)
@@ -266,38 +263,39 @@ class _Facts:
                         if type(a) is VarRef:
                             read[a.var] = pos  # type: ignore[attr-defined]
             pos += 1
-        # per storage class: [its first definition, its last read] (a definition at or after the
-        # last point starts no range that reaches one: counted as the last point itself)
+        # positions as segments: ``seg[p]``, the number of points at or before program point p
+        # (a range (lo, hi] holds the points numbered seg[lo] to seg[hi] - 1: none unless
+        # seg[lo] < seg[hi]; a never-read variable, hi 0, holds none)
+        seg: list[int] = []
+        for k, q in enumerate(qs):
+            seg += repeat(k, q - len(seg))
+        seg += repeat(len(qs), len(stmts) - len(seg))
+        # per storage class: the segments of its first definition and its last read
         span: dict[Var, list[int]] = {}
+        last_read, up_of, span_of = read.pop, parent.get, span.get
         for v, (pos, _path) in fx.defs.items():
-            hi = read.pop(v, 0)
-            if pos >= last:
-                if not hi:
-                    continue
-                pos = last
-            up = parent.get(v)  # (:meth:`Effects.storage` inline for a class of one or a root's child)
+            lo, hi = seg[pos], seg[last_read(v, 0)]
+            up = up_of(v)  # (:meth:`Effects.storage` inline for a class of one or a root's child)
             r = v if up is None else up if up not in parent else storage(v)
-            got = span.get(r)
+            got = span_of(r)
             if got is None:
-                span[r] = [pos, hi]
+                span[r] = [lo, hi]
             else:
-                if pos < got[0]:
-                    got[0] = pos
+                if lo < got[0]:
+                    got[0] = lo
                 if hi > got[1]:
                     got[1] = hi
         for v, hi in read.items():  # (read, never defined: parameters) extends a defined class
-            got = span.get(storage(v))
-            if got is not None and hi > got[1]:
-                got[1] = hi
+            got = span_of(storage(v))
+            if got is not None and seg[hi] > got[1]:
+                got[1] = seg[hi]
         # per memory space, the change of the live bytes at each point (by index in ``qs``)
         diff: dict[str, list[int]] = {}
         # by type object (few, shared; each held by its variables, so its id is not reused)
         sizes: dict[int, tuple[str, int] | None] = {}
-        for r, (lo, hi) in span.items():
-            i = bisect_right(qs, lo)  # qs[i]: the first point after lo
-            if i == len(qs) or qs[i] > hi:  # (most classes: no point in (lo, hi])
+        for r, (i, j) in span.items():
+            if i >= j:  # (most classes: no point in their range)
                 continue
-            j = bisect_right(qs, hi)  # qs[i:j]: the points in (lo, hi]
             t = r.type
             if id(t) not in sizes:
                 sizes[id(t)] = _live_size(t)
@@ -323,12 +321,15 @@ class _Facts:
         # (weight 1000) of a window of 8 elements or more, so of 1 byte or more: its dynamic
         # cost (rules.hoist) would be its static bytes, the cost it has without the row
         use_weights: list[tuple] = []
+        weighed = weight._of_path  # (:meth:`use_weight` inline for the usual case below)
         for site in enc.uses:
             mem = copy_memory(site)
             if mem is None:
                 continue
             at = points[site.stmt]
-            uw = self.use_weight(site, mem, at)
+            uw = weighed.get(at.path)
+            if uw is None or (mem == "Vec" and points[site.window.stmt].path != at.path):
+                uw = self.use_weight(site, mem, at)
             k = uw * MILLI if type(uw) is int else milli(uw)  # (:func:`milli` inline)
             if k != MILLI or site.window.rows * site.window.cols < 8:
                 use_weights.append((site.key, k))
