@@ -288,11 +288,12 @@ class Encoder(StmtVisitor):
         window's base is part of an extracted term.  Any other leaf — the other end of a
         storage edge, a written tile — stays its bare number ``(NT k)`` (issue 13: two thirds
         of the leaves at 1,000 statements, with their derived layout facts)."""
-        rows, leaves = self._rows, self.enc.leaves
-        bases = self._bases
-        for k, (var, facts, pitch_k, start_k) in self._leaf_rows.items():  # (in number order)
-            if k not in bases:
+        rows, leaves, leaf_rows = self._rows, self.enc.leaves, self._leaf_rows
+        for k in sorted(self._bases):  # (in number order; a base may be a window)
+            leaf = leaf_rows.get(k)
+            if leaf is None:
                 continue
+            var, facts, pitch_k, start_k = leaf
             key = f"t{k}"
             leaves[key] = var
             mem, bits, pitch, cols, start = facts
@@ -317,11 +318,10 @@ class Encoder(StmtVisitor):
     def scalar_sym(self, var: Var) -> int:
         k = self._sym_of.get(var)
         if k is None:
-            key = "s" + self.fresh("")
-            k = self._n
-            self._sym_of[var] = k
+            self._n = k = self._sym_of[var] = self._n + 1
+            key = f"s{k}"
             self.enc.syms[key] = VarRef(var)
-            self.row("IdxSymRow", k, key)
+            self._rows["IdxSymRow"].append((k, key))
         return k
 
     def idx(self, e: Expr) -> int:
@@ -659,8 +659,8 @@ class Encoder(StmtVisitor):
                 self.use(s, ("init", i), v, _ORD)
         self.edges(s, _LOOP_INIT)
         if isinstance(s, ForStmt):
-            sym = self.scalar_sym(s.loop_var)
-            self.row("LoopRow", sym, self.idx(s.start), self.idx(s.step))
+            row = (self.scalar_sym(s.loop_var), self.idx(s.start), self.idx(s.step))
+            self._rows["LoopRow"].append(row)  # (after its index terms' rows, as :meth:`row`)
         self.visit_body(s.body)
         self.edges(s, _LOOP_ENDS)
 
@@ -694,8 +694,9 @@ class Encoder(StmtVisitor):
         if type(v) is Call:
             if v.op == "tile.slice":
                 parts = canonical_slice(v)
-                if parts is not None:
-                    self.window(s, *parts)
+                if parts is not None:  # (unpacked here: a call with ``*parts`` costs ~0.2 us more)
+                    src, rows, cols, row_off, col_off = parts
+                    self.window(s, src, rows, cols, row_off, col_off)
                     return
                 raw = raw_slice_parts(v)
                 if raw is not None:
