@@ -173,6 +173,9 @@ class Decoder(StmtMutator):
         self.peeled: set[Stmt] = set()
         record = self.record
         use_of, def_copies, win_term = self.use_of, self.def_copies, self.win_term
+        leaves = self.enc.leaves
+        #: the slices a kept view reads in place: never dead (:attr:`read_count`)
+        read: set[Var] = set()
         for (_, site), term in zip(self.enc.roots, self.results):
             kind = type(site)  # (no subclasses)
             if kind is UseSite:
@@ -188,10 +191,12 @@ class Decoder(StmtMutator):
                     self.buf_sites.append((site, kp))
                     if term[0] == "Keep":
                         self.views.setdefault(site.window.stmt, []).append((site, term))
-                elif term[0] != "Copy" and not record:
-                    # a view: the operand stays the slice, nothing to rebuild (without a report,
-                    # :meth:`realize_uses` has nothing to do for it)
-                    continue
+                elif term[0] != "Copy":
+                    # a view: the operand stays the slice (:meth:`realize_uses` replaces none)
+                    if term[0] == "Keep" and site.var is site.window.var:
+                        read.add(site.var)
+                    if not record:  # nothing to rebuild, nothing to record
+                        continue
                 use_of.setdefault(site.stmt, []).append((site, term))
                 # a Vec copy goes to the slice's definition unless the source may be written
                 # before the use
@@ -199,9 +204,12 @@ class Decoder(StmtMutator):
                                                                                site.stmt):
                     def_copies.setdefault(site.window.stmt, []).append((site, term))
             elif kind is Window:
-                win_term[site.stmt] = term
-                if self.peels(site.stmt, term):
-                    self.peeled.add(site.stmt)
+                s = site.stmt
+                win_term[s] = term
+                # a kept slice of a slice is re-emitted on its non-slice base (:meth:`_peel`)
+                base = term[1]
+                if base[0] == "Leaf" and leaves[base[1]] is not s.value.args[0].var:
+                    self.peeled.add(s)
             elif kind is ExtSite:
                 self.ext_of[site.stmt] = term
         #: the statements something is decided at (any other simple statement stays as it is;
@@ -213,8 +221,14 @@ class Decoder(StmtMutator):
         self.scopes: list[dict[Term, Var]] = [{}]
         self.placed: dict[UseSite, Var] = {}  # use -> copy var
         self.copy_at: dict[Var, tuple[int, tuple[int, ...]]] = {}  # copy var -> (pos, loops)
-        #: reads of the slices in the rebuilt body, and the rebuilt bodies that assign a slice
-        self.read_count = ReadCount({w.var for w in self.enc.windows})
+        #: reads of the slices that may end up unread, in the rebuilt body, and the rebuilt
+        #: bodies that assign one.  A slice a view reads (``read``) is left out: its use is an
+        #: operand left in place (only the uses in ``repl_at`` are replaced) of a statement that
+        #: is never dropped (a use is never at a slice's own statement, and only the assignments
+        #: of dead slices are dropped), so it is read in the rebuilt body whatever else is; its
+        #: own reads then count as those of any kept statement, as they did when it was counted
+        #: and found alive.  Every other slice's reads are still counted in every statement.
+        self.read_count = ReadCount({w.var for w in self.enc.windows if w.var not in read})
         self.slice_bodies: list[list[Stmt]] = []
         body = self.mutate_body(self.fn.body)
         rounds = self.read_count.rounds()
@@ -505,13 +519,6 @@ class Decoder(StmtMutator):
         if self.record:
             self.decisions.append(Decision("fold", site, term))
         return AssignStmt(s.target, Call(v.op, (VarRef(base), r, c, *v.args[3:]), v.kwargs), s.span)
-
-    def peels(self, s: AssignStmt, term: Term) -> bool:
-        """Whether the slice ``s`` (chosen ``term``) is re-emitted on another base: a kept slice
-        of a slice, on its non-slice base."""
-        v = s.value
-        assert isinstance(v, Call) and isinstance(v.args[0], VarRef)
-        return term[1][0] == "Leaf" and self.enc.leaves[term[1][1]] is not v.args[0].var
 
     def _peel(self, s: AssignStmt) -> Stmt:
         """A kept slice of a slice is re-emitted on its non-slice base (offsets accumulated)."""

@@ -109,3 +109,29 @@ y: pl.Tile[[8, 64], pl.FP32, pl.Mem.Vec] = pl.tile.adds(v, 1.0)
     assert [d.decision for d in report.functions[0].decisions] == ["view"]
     for body in (with_report, et.canonicalize_tile_slice(prog).functions[0].body):
         assert any(s is before["v"] for s in body) and any(s is before["y"] for s in body)
+
+
+def test_a_slice_an_operand_no_use_describes_reads_is_kept_when_its_use_is_copied():
+    # (the return reads w: no use site describes it, the dead-slice count still sees it)
+    assert_canonicalizes(X, T + """
+w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+u: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
+return w
+""", T + """
+w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+w_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 3, shape=[16, 8], target_memory=pl.Mem.Vec)
+u: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w_ext)
+return w
+""")
+
+
+def test_a_view_of_a_slice_of_a_slice_reads_its_base_and_the_parent_read_by_nothing_else_is_dropped():
+    # (c stays read in place by its view; re-emitted on local, it no longer reads p)
+    assert_canonicalizes(X, T + """
+p: pl.Tile[[8, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [8, 64], [8, 0])
+c: pl.Tile[[4, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(p, [4, 64], [4, 0])
+y: pl.Tile[[4, 64], pl.FP32, pl.Mem.Vec] = pl.tile.adds(c, 1.0)
+""", T + """
+c: pl.Tile[[4, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [4, 64], [12, 0])
+y: pl.Tile[[4, 64], pl.FP32, pl.Mem.Vec] = pl.tile.adds(c, 1.0)
+""")
