@@ -13,6 +13,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+# the repository root: the tests read the benchmark corpus (``benchmarks``, not an installed package)
+sys.path.insert(1, str(Path(__file__).parent.parent))
 
 settings.register_profile("default", max_examples=30, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
