@@ -322,11 +322,15 @@ class _Facts:
         # cost (rules.hoist) would be its static bytes, the cost it has without the row
         use_weights: list[tuple] = []
         weighed = weight._of_path  # (:meth:`use_weight` inline for the usual case below)
+        body = (0,)  # (the function body's block path)
         for site in enc.uses:
+            at = points[site.stmt]
+            w = site.window
+            if at.path == body and w.rows * w.cols >= 8 and points[w.stmt].path == body:
+                continue  # (in no loop; its copy runs once per call at either place: no row)
             mem = copy_memory(site)
             if mem is None:
                 continue
-            at = points[site.stmt]
             uw = weighed.get(at.path)
             if uw is None or (mem == "Vec" and points[site.window.stmt].path != at.path):
                 uw = self.use_weight(site, mem, at)

@@ -393,17 +393,25 @@ class _Builder:
     def finish(self) -> Effects:
         fx = self.fx
         parent, find = fx._parent, fx.storage
-        for e in fx.edges:  # (find called only on a variable already in a class of several)
+        up_of = parent.get
+        # (find called only on a variable at least two steps below its class's representative)
+        for e in fx.edges:
             a, b = e.dst, e.src
-            if a in parent:
-                a = find(a)
-            if b in parent:
-                b = find(b)
+            up = up_of(a)
+            if up is not None:
+                a = up if up not in parent else find(a)
+            up = up_of(b)
+            if up is not None:
+                b = up if up not in parent else find(b)
             if a is not b:
                 parent[a] = b
         at = fx._write_points
         for w in fx.writes:
-            at.setdefault(find(w.var), []).append(w.point)
+            v = w.var
+            up = up_of(v)
+            if up is not None:
+                v = up if up not in parent else find(v)
+            at.setdefault(v, []).append(w.point)
         for pts in at.values():
             pts.sort()
         fx.call_ops = set(self._ops)  # (every statement-level call's op was read once)
