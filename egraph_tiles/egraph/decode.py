@@ -267,23 +267,19 @@ class Decoder(StmtMutator):
             return copy, None
         return copy, loop
 
-    def lookup_copy(self, key: Term) -> Var | None:
-        """The copy of ``key`` (a copy term's window and memory) in an enclosing scope."""
-        for sc in reversed(self.scopes):
-            v = sc.get(key)
-            if v is not None:
-                return v
-        return None
-
     def make_copy(self, site: UseSite, term: Term, anchor: Stmt, placement: str,
                   out: list[Stmt]) -> Var:
         key = term[:3]  # one copy per (window, memory), whatever the context
-        v = self.lookup_copy(key)
-        if v is not None and not self._written_since(v, site, anchor, placement):
-            if self.record:
-                self.decisions.append(Decision("copy", site, term, v, "shared", anchor=anchor))
-            return v
-        info = self.fx.point(anchor)
+        for sc in reversed(self.scopes):  # the copy of ``key`` in an enclosing scope, if any
+            v = sc.get(key)
+            if v is not None:
+                if self._written_since(v, site, anchor, placement):
+                    break  # (stale: make a new one)
+                if self.record:
+                    self.decisions.append(Decision("copy", site, term, v, "shared",
+                                                   anchor=anchor))
+                return v
+        info = self.fx.points[anchor]
         pos = info.pos + (1 if placement == "definition" else 0)
         base, r, c = self.window_parts(term[1], pos, info.path)
         w = site.window
@@ -398,8 +394,9 @@ class Decoder(StmtMutator):
             out.append(super().mutate(s))  # type: ignore[arg-type]
             return out
         out.append(self.visit_AssignStmt(s))  # type: ignore[arg-type]
-        if s in self.def_copies:
-            for site, term in self.def_copies[s]:
+        copies = self.def_copies.get(s)
+        if copies is not None:
+            for site, term in copies:
                 self.placed[site] = self.make_copy(site, term, s, "definition", out)
         if self.bufs_needed and s in self.win_term:
             w = self.enc.window_of.get(s.target)  # type: ignore[attr-defined]
