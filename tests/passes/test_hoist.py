@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 import egraph_tiles as et
 from canon_helpers import assert_canonicalizes, kernel
 from egraph_tiles.egraph.ilp import ILPExtractor
-from egraph_tiles.egraph.loops import CostModel, Weights
+from egraph_tiles.egraph.loops import CostModel, Weights, milli
 from egraph_tiles.ir.effects import function_effects
 from egraph_tiles.passes import Options
 
@@ -261,6 +264,19 @@ else:
     assert w[inner_loop.body[0]] == Fraction(1, 3) * 3 * 5  # a = add(b, b)
     assert w[outer.body[0].else_body[0]] == 1  # r = yield_(acc): 3 trips x 1/3
     assert (w[tail], w[k_loop], w[k_loop.body[0]]) == (1, Fraction(1, 3), Fraction(4, 3))
+
+
+@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=1, max_value=10**4))
+@example(1, 2000)
+@example(3, 2000)
+@example(5, 3)
+def test_milli_is_the_thousandths_rounded_half_to_even(n, d):
+    # a row's weight: executions x 1000 rounded as round() rounds a Fraction (1/2000 -> 0,
+    # 3/2000 -> 2), an int weight exactly
+    w = Fraction(n, d)
+    w = w.numerator if w.denominator == 1 else w
+    assert milli(w) == round(Fraction(n, d) * 1000)
+    assert type(milli(w)) is int
 
 
 def test_ilp_extractor_hoists_the_same_copy():
