@@ -69,7 +69,8 @@ class Decoder(StmtMutator):
         self.results = results
         #: program points, storage classes and writes (``ir.effects``)
         self.fx = fx if fx is not None else function_effects(fn)
-        self.names = {p.var.name for p in fn.params} | {v.name for v in self.fx.defs}
+        self.names = {v.name for v in self.fx.defs}
+        self.names.update(p.var.name for p in fn.params)
         self.decisions: list[Decision] = []
         #: whether :attr:`decisions` is filled (the report's input; the rebuilt body, the copies
         #: and ``buf_var`` / ``buf_sites`` of round 2 are the same either way)
