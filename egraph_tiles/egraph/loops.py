@@ -278,9 +278,14 @@ class _Facts:
         # per storage class: the segments of its first definition and its last read
         span: dict[Var, list[int]] = {}
         last_read, up_of, span_of = read.pop, parent.get, span.get
+        shared = set(parent.values())  # (every representative of a class of several, and more)
         for v, (pos, _path) in fx.defs.items():
             lo, hi = seg[pos], seg[last_read(v, 0)]
             up = up_of(v)  # (:meth:`Effects.storage` inline for a class of one or a root's child)
+            if up is None and v not in shared:  # a class of one: its own range, if it holds a point
+                if lo < hi:
+                    span[v] = [lo, hi]
+                continue
             r = v if up is None else up if up not in parent else storage(v)
             got = span_of(r)
             if got is None:

@@ -55,3 +55,16 @@ out1 = pl.store(late, [0, 0], out)
 """
     # local, z and late (1024 B)
     assert "Vec would hold 5632 B live + 512 B" in refusal(T + before + LOOP + after)
+
+
+def test_a_tile_whose_view_is_read_after_the_loop_is_live_across_it():
+    # late is last read before the loop (by the reshape), but its view part, the same storage,
+    # is read after it: the class is live across the loop, counted once (1024 B)
+    before = """
+late: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+part = pl.tile.reshape(late, [32, 8])
+"""
+    after = """
+out1 = pl.store(part, [0, 0], out)
+"""
+    assert "Vec would hold 5632 B live + 512 B" in refusal(T + before + LOOP + after)
