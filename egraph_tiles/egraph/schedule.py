@@ -105,9 +105,10 @@ def new_egraph(acc_windows: bool = False, statements: int | None = None) -> eb.E
     """An e-graph holding the engine's sorts and rules (give it back with :func:`release`) and,
     with ``acc_windows``, the Acc-window check's, so one e-graph serves both for a function
     (``egraph.windows``: the check runs first, its facts in tables no rule of the engine reads
-    and :func:`size` never counts).  Two programs, not one: a push / pop copies every table
-    and compiled rule of the program (~1 ms more with the check's), so a function with
-    nothing to check takes the engine's alone."""
+    and :func:`size` never counts).  Two programs, not one: resetting the e-graph costs per
+    declared table and rule (a push / pop copies each, ~1 ms more with the check's; emptying
+    runs a rule per table), so a function with nothing to check takes the engine's alone.
+    ``statements``: the function's size (see :func:`prepared`)."""
     return prepared(program_text(acc_windows), statements)
 
 
@@ -122,8 +123,6 @@ class _Prepared:
     program: str
     #: every table's size in the bare program (its own facts: ``DenseUse``)
     bare: dict[str, int]
-    #: the ``clear`` command emptying every table the bare program leaves empty
-    clear: eb.RunSchedule
     #: times handed out
     uses: int = 0
     #: statements of the functions it served without a push (see :data:`CLEAR_BELOW`)
@@ -170,7 +169,7 @@ def prepared(program: str, statements: int | None = None) -> eb.EGraph:
         bare = table_sizes(eg)
         for form in top_level_forms(clear_rules(program, [t for t, n in bare.items() if not n])):
             eg.run_program(*eg.parse_program(form))
-        held = _PREPARED[id(eg)] = _Prepared(program, bare, eb.RunSchedule(_run("clear")))
+        held = _PREPARED[id(eg)] = _Prepared(program, bare)
     held.uses += 1
     held.pushed = statements is None or statements >= CLEAR_BELOW
     if held.pushed:
@@ -264,7 +263,7 @@ def release(eg: eb.EGraph) -> None:
         if keep and pushed:
             eg.run_program(eb.Pop(SPAN, 1))
         elif keep:
-            eg.run_program(held.clear)
+            eg.run_program(_CLEAR)
             # every table as the bare program left it, or the e-graph is not reused: nothing of
             # one function's facts may reach the next
             keep = table_sizes(eg) == held.bare
@@ -377,6 +376,8 @@ _TERMS = eb.RunSchedule(eb.Sequence(SPAN, [_run(r) for r in TERMS]))
 _FACTS = eb.RunSchedule(eb.Sequence(SPAN, [eb.Saturate(SPAN, _run(r)) if sat else _run(r)
                                            for r, sat in FACTS]))
 _ALL = eb.RunSchedule(_run("all"))
+#: empties every table the bare program leaves empty (:func:`clear_rules`)
+_CLEAR = eb.RunSchedule(_run("clear"))
 
 
 def core_schedule(text: str) -> eb.RunSchedule:
