@@ -331,7 +331,6 @@ class _Facts:
         # (weight 1000) of a window of 8 elements or more, so of 1 byte or more: its dynamic
         # cost (rules.hoist) would be its static bytes, the cost it has without the row
         use_weights: list[tuple] = []
-        weighed = weight._of_path  # (:meth:`use_weight` inline for the usual case below)
         body = (0,)  # (the function body's block path)
         for site in enc.uses:
             at = points[site.stmt]
@@ -341,9 +340,7 @@ class _Facts:
             mem = copy_memory(site)
             if mem is None:
                 continue
-            uw = weighed.get(at.path)
-            if uw is None or (mem == "Vec" and points[site.window.stmt].path != at.path):
-                uw = self.use_weight(site, mem, at)
+            uw = self.use_weight(site, mem, at)
             k = uw * MILLI if type(uw) is int else milli(uw)  # (:func:`milli` inline)
             if k != MILLI or site.window.rows * site.window.cols < 8:
                 use_weights.append((site.key, k))
