@@ -27,20 +27,12 @@ Every kind is read from the op registry (families and ``reuses_arg``) and the me
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import Share, call_of, call_operands, function_effects
+from ..ir.effects import (PREFIX, Share, call_of, call_operands, call_summaries,
+                          callee_name, function_effects, whole_tile)
 from ..ir.exprs import VarRef
-from ..ir.stmts import Program, ReturnStmt, walk
+from ..ir.stmts import Program, walk
 
-#: storage edges along which the callee's value *is* the parameter's tile (not a window of it)
-_SAME = (Share.ALIAS, Share.VIEW, Share.WRITEBACK, Share.LOOP_INIT, Share.LOOP_BACK,
-         Share.LOOP_RESULT, Share.IF_RESULT)
-
-PREFIX = "self."
-
-
-def callee_name(op: str) -> str | None:
-    """The program function a call names (``self.f(...)``), if any."""
-    return op[len(PREFIX):] if op.startswith(PREFIX) else None
+__all__ = ["PREFIX", "callee_name", "param_uses", "returned_param"]
 
 
 def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
@@ -60,10 +52,12 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
     if (name, index) in seen:  # a recursive call: what the other frames do is collected there
         return frozenset()
     seen = seen | {(name, index)}
-    fx = function_effects(fn)
-    same = _same_tile(fx, fn.params[index].var)
+    fx = function_effects(fn, call_summaries(program))
+    param = fn.params[index].var
+    same = whole_tile(fx, param)
     uses: set[str] = set()
-    if any(e.src in same and (e.kind is Share.SLICE or e.kind is Share.VIEW and _relayout(e.stmt))
+    if any(e.src in same and (e.kind is Share.SLICE or e.kind is Share.VIEW and _relayout(e.stmt)
+                              or e.kind is Share.CALL and not e.whole)
            for e in fx.edges):
         uses.add("sliced")
     for s in walk(fn.body):
@@ -71,9 +65,14 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
         if call is None:
             continue
         for k, a in call_operands(call):
-            if not (isinstance(a, VarRef) and a.var in same):
+            if not isinstance(a, VarRef):
                 continue
-            uses |= _operand_use(program, call.op, k, seen)
+            if a.var in same:
+                uses |= _operand_use(program, call.op, k, seen)
+            elif fx.same_storage(a.var, param):
+                # a slice (or a view of one) of the tile: what it does to the tile's storage
+                # (a write through the window is a write into the argument)
+                uses |= _operand_use(program, call.op, k, seen) & {"write", "acc", "opaque"}
     return frozenset(uses)
 
 
@@ -85,34 +84,15 @@ def _relayout(s) -> bool:
     return op is not None and op.relayout is not None
 
 
-def _same_tile(fx, v) -> set:
-    """``v`` and every value that is ``v``'s tile itself (aliases, views, carries, merges)."""
-    same = {v}
-    changed = True
-    while changed:
-        changed = False
-        for e in fx.edges:
-            if e.src in same and e.kind in _SAME and e.dst not in same:
-                same.add(e.dst)
-                changed = True
-    return same
-
-
 def returned_param(program: Program, op: str) -> int | None:
-    """The parameter a program function returns as its single result (its tile itself), if any."""
+    """The parameter a program function returns as its single result (its tile itself, and no
+    other parameter's storage), if any (its :class:`ir.effects.CallSummary`)."""
     name = callee_name(op)
-    try:
-        fn = program.function(name) if name is not None else None
-    except KeyError:
+    summary = call_summaries(program).get(name) if name is not None else None  # type: ignore[union-attr]
+    if summary is None or len(summary.results) != 1 or len(summary.results[0]) != 1:
         return None
-    rets = [s for s in walk(fn.body) if isinstance(s, ReturnStmt)] if fn is not None else []
-    if len(rets) != 1 or len(rets[0].values) != 1 or not isinstance(rets[0].values[0], VarRef):
-        return None
-    fx = function_effects(fn)
-    for k, p in enumerate(fn.params):
-        if rets[0].values[0].var in _same_tile(fx, p.var):
-            return k
-    return None
+    r = summary.results[0][0]
+    return r.param if r.whole else None
 
 
 def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset) -> set[str]:

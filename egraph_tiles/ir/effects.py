@@ -9,6 +9,14 @@
   union gives the storage classes.
 * **Writes**: every operand written (registry ``reuses_arg``, positional or keyword) and every
   tile operand of an opaque call (it may write any of them), at its program point.
+* **Calls of the program's own functions** (``self.f(...)``) read the callee's
+  :class:`CallSummary` (:func:`call_summaries`, computed once per program, bottom-up): the
+  call's result (and each element of a returned tuple, through ``pair[k]``) gets a ``CALL``
+  edge to every argument whose storage it may share, with the window when the callee returns a
+  constant window of that parameter; the call writes exactly the arguments the callee may write
+  (directly, through a slice, a view, an alias or a further call).  A call of an unknown
+  function, or a call inside a recursive cycle, keeps the conservative effect: it may write
+  every tile operand, and its result may share the storage of every tile operand.
 
 An op's effect is the registry's declaration, read in one place (:func:`op_effect`).  Everything is keyed by
 the ``Var`` / ``Stmt`` objects themselves (identity), never by ``id()`` or a counter.
@@ -22,10 +30,18 @@ from enum import Enum
 from typing import NamedTuple
 
 from . import ops
-from .exprs import Call, Expr, Var, VarRef, const_int
-from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt, WhileStmt,
-                    YieldStmt, child_bodies)
+from .exprs import Call, Expr, ListExpr, TupleItem, Var, VarRef, const_int, free_vars
+from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
+                    ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies, walk)
 from .types import TileType
+
+#: how a call names one of the program's own functions: ``self.f(...)``
+PREFIX = "self."
+
+
+def callee_name(op: str) -> str | None:
+    """The program function a call names (``self.f(...)``), if any."""
+    return op[len(PREFIX):] if op.startswith(PREFIX) else None
 
 
 def op_effect(name: str) -> ops.Effect | None:
@@ -98,6 +114,11 @@ class Share(Enum):
     LOOP_BACK = "loop_back"  # iter-arg ``index`` <- the trailing yield's value ``index``
     LOOP_RESULT = "loop_result"  # result ``index`` <- iter-arg ``index``
     IF_RESULT = "if_result"  # result ``index`` <- an arm's yield value ``index``
+    #: a program function's result (or tuple element ``Edge.element`` of it, read by
+    #: ``pair[k]``) <- argument ``index``, whose storage the callee may return (its tile, a view,
+    #: a slice of it: ``Edge.window`` when it is exactly a constant window of it)
+    CALL = "call"
+    ITEM = "item"  # dst = tup[index] <- a tuple whose storage is not known element by element
 
 
 #: (module constants for the kinds the walk records per statement: an enum member looked up on
@@ -116,6 +137,12 @@ class Edge:
     src: Var
     stmt: Stmt
     index: int = 0
+    #: (``CALL`` only) the constant window of the argument the result is, when the callee returns
+    #: exactly that: ``((rows, cols), (row offset, column offset))``
+    window: tuple[tuple[int, int], tuple[int, int]] | None = None
+    #: (``CALL`` only) whether the result is the argument's tile itself (an alias, a view or a
+    #: carry of the parameter in the callee), not a part of it
+    whole: bool = False
 
 
 @dataclass(eq=False, slots=True)
@@ -127,7 +154,9 @@ class Write:
     var: Var
     op: str
     index: int | str
-    opaque: bool  # an unregistered op (assumed to write) rather than a registry ``reuses_arg``
+    #: not a registry ``reuses_arg``: an unregistered op (assumed to write), or a call of a
+    #: program function whose summary says it may write this argument
+    opaque: bool
 
 
 class Point(NamedTuple):
@@ -268,10 +297,15 @@ _INERT = (False, None, None)
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, summaries: Summaries | None = None) -> None:
         self.fx = Effects()
         #: op name -> :meth:`op_info`, read once per op name rather than once per call (issue 13)
         self._ops: dict[str, tuple[bool, int | None, Share | None]] = {}
+        #: the program's call summaries (None: a function read alone, every call opaque)
+        self.summaries = summaries
+        #: a tuple-valued result of a program function call -> (the call, the callee's summary,
+        #: its operands by parameter number): ``pair[k]`` reads element ``k``'s sharing
+        self._tuples: dict[Var, tuple[Call, CallSummary | None, dict[int, Var]]] = {}
 
     def body(self, stmts: list[Stmt], path: tuple[int, ...], loops: tuple[int, ...]) -> None:
         fx = self.fx
@@ -291,6 +325,8 @@ class _Builder:
                         self.call(s, p, v, target, info)
                 elif type(v) is VarRef:
                     fx.edges.append(Edge(_ALIAS, target, v.var, s))  # type: ignore[attr-defined]
+                elif type(v) is TupleItem:
+                    self.item(s, target, v)
             elif kind is EvalStmt or kind is YieldStmt:
                 p = len(order)
                 order.append(s)
@@ -370,6 +406,9 @@ class _Builder:
         """The writes and storage edge of ``call`` (``info``: :meth:`op_info`), evaluated by
         ``s`` (assigned to ``target``)."""
         opaque, of, share = info
+        if opaque and self.summaries is not None and callee_name(call.op) is not None:
+            self.program_call(s, p, call, target)
+            return
         if opaque:
             for k, a in call_operands(call):
                 if isinstance(a, VarRef) and isinstance(a.var.type, TileType):
@@ -389,6 +428,41 @@ class _Builder:
             self.fx.writes.append(Write(s, p, v, call.op, of, False))
         if target is not None:
             self.fx.edges.append(Edge(share, target, v, s, of))  # type: ignore[arg-type]
+
+    def program_call(self, s: Stmt, p: int, call: Call, target: Var | None) -> None:
+        """A call of the program's own function: the writes and the storage sharing its
+        :class:`CallSummary` states (the conservative ones when it has none: every tile operand
+        may be written and returned)."""
+        summary = self.summaries.get(callee_name(call.op))  # type: ignore[union-attr,arg-type]
+        fx = self.fx
+        args = _tile_operands(call, summary)
+        for k, a in args.items():
+            if summary is None or k in summary.writes:
+                fx.writes.append(Write(s, p, a, call.op, k, True))
+        if target is None:
+            return
+        if not isinstance(target.type, TileType) and summary is not None \
+                and len(summary.results) != 1:
+            # a tuple: each element's sharing is read by ``target[k]`` (:meth:`item`); the tuple
+            # itself shares the storage of everything any element may return
+            self._tuples[target] = (call, summary, args)
+        for r in _returned(summary, args, None):
+            a = args[r.param]
+            fx.edges.append(Edge(Share.CALL, target, a, s, r.param, r.window, r.whole))
+
+    def item(self, s: Stmt, target: Var, v: TupleItem) -> None:
+        """``target = tup[k]``: the storage edges of element ``k``."""
+        if type(v.value) is not VarRef:
+            return
+        tup = v.value.var  # type: ignore[attr-defined]
+        known = self._tuples.get(tup)
+        if known is None:
+            self.fx.edges.append(Edge(Share.ITEM, target, tup, s, v.index))
+            return
+        _call, summary, args = known
+        for r in _returned(summary, args, v.index):
+            self.fx.edges.append(Edge(Share.CALL, target, args[r.param], s, r.param, r.window,
+                                      r.whole))
 
     def finish(self) -> Effects:
         fx = self.fx
@@ -418,8 +492,231 @@ class _Builder:
         return fx
 
 
-def function_effects(fn: Function) -> Effects:
-    """The memory effects of ``fn`` (one walk over its body)."""
-    b = _Builder()
+def function_effects(fn: Function, program: Program | Summaries | None = None) -> Effects:
+    """The memory effects of ``fn`` (one walk over its body).  With ``program`` (or its
+    :func:`call_summaries`), a call of one of the program's functions has the effects its
+    summary states; without, every such call is opaque."""
+    b = _Builder(call_summaries(program) if isinstance(program, Program) else program)
     b.body(fn.body, (0,), ())
     return b.finish()
+
+
+# ---------------------------------------------------------------------- call summaries
+
+
+@dataclass(frozen=True, slots=True)
+class Returned:
+    """A returned value may share the storage of parameter ``param``: its tile itself
+    (``whole``: an alias, a view, a carry of it), or a part of it — exactly the constant
+    ``window`` ``((rows, cols), (row offset, column offset))`` of it when known."""
+
+    param: int
+    whole: bool = False
+    window: tuple[tuple[int, int], tuple[int, int]] | None = None
+
+
+@dataclass(frozen=True)
+class CallSummary:
+    """What a program function does to the storage of the tiles it receives, in terms of its
+    parameters (numbered as in its signature).
+
+    * ``results``: for each element of the returned value (one for a single value, one per
+      element of a returned tuple), the parameters whose storage it may share
+      (:class:`Returned`), over every ``return`` of the function;
+    * ``writes``: the tile parameters whose storage the function may write: directly, through a
+      slice, a view or an alias of the parameter, or through a further call (a write through a
+      returned view is the caller's own write, through the result's ``CALL`` edge)."""
+
+    name: str
+    params: tuple[str, ...]
+    results: tuple[tuple[Returned, ...], ...]
+    writes: frozenset[int]
+
+
+class Summaries:
+    """The call summaries of one program's functions, each computed once, on demand, from the
+    function's effects (which read its own callees' summaries first: bottom-up over the call
+    graph).  A function unknown to the program, abstract, or called inside a recursive cycle
+    has none (:meth:`get` is None): its call keeps the conservative effect."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._done: dict[str, CallSummary | None] = {}
+        self._active: set[str] = set()
+
+    def get(self, name: str) -> CallSummary | None:
+        if name in self._done:
+            return self._done[name]
+        if name in self._active:  # recursion: the conservative effect for this call
+            return None
+        try:
+            fn = self.program.function(name)
+        except KeyError:
+            fn = None
+        if fn is None or getattr(fn, "abstract", False):
+            self._done[name] = None
+            return None
+        self._active.add(name)
+        try:
+            summary = summarize(fn, function_effects(fn, self))
+        finally:
+            self._active.discard(name)
+        self._done[name] = summary
+        return summary
+
+
+#: the last program's summaries (the pass reads them for each of its functions)
+_LAST: list[Summaries] = []
+
+
+def call_summaries(program: Program | None) -> Summaries | None:
+    """The call summaries of ``program`` (one object per program: the last one is kept)."""
+    if program is None:
+        return None
+    if _LAST and _LAST[0].program is program:
+        return _LAST[0]
+    sums = Summaries(program)
+    _LAST[:] = [sums]
+    return sums
+
+
+#: storage edges along which a value is its source's tile itself (not a window of it)
+_WHOLE = frozenset((Share.ALIAS, Share.VIEW, Share.WRITEBACK, Share.LOOP_INIT, Share.LOOP_BACK,
+                    Share.LOOP_RESULT, Share.IF_RESULT))
+
+
+def whole_tile(fx: Effects, v: Var) -> set[Var]:
+    """``v`` and every value that is ``v``'s tile itself: through aliases, views, write-backs,
+    loop carries, ``if`` merges and program function results that are the argument's tile."""
+    out = {v}
+    changed = True
+    while changed:
+        changed = False
+        for e in fx.edges:
+            if e.src in out and e.dst not in out and (
+                    e.kind in _WHOLE or e.kind is Share.CALL and e.whole):
+                out.add(e.dst)
+                changed = True
+    return out
+
+
+def constant_window(call: Call | None) -> tuple[Var, tuple[int, int], tuple[int, int]] | None:
+    """Source, constant 2-d shape and constant 2-d offset of a plain ``tile.slice`` (any
+    spelling, no valid_shape / drop_dims); None for anything else."""
+    if call is None or call.op != "tile.slice":
+        return None
+    try:
+        args = ops.bind(call).args
+    except ops.OpTypeError:
+        return None
+    src, shape, off = args.get("src"), args.get("shape"), args.get("offset")
+    if set(args) != {"src", "shape", "offset"} or type(src) is not VarRef \
+            or not isinstance(shape, ListExpr) or not isinstance(off, ListExpr) \
+            or len(shape.items) != 2 or len(off.items) != 2:
+        return None
+    dims = [const_int(d) for d in (*shape.items, *off.items)]
+    if None in dims:
+        return None
+    h, w, r, c = dims
+    return src.var, (h, w), (r, c)  # type: ignore[return-value]
+
+
+def _window_of(fx: Effects, into: dict[Var, list[Edge]], v: Var, whole: set[Var]
+               ) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The constant window of the tile ``whole`` names that ``v`` is (a chain of aliases,
+    constant slices and calls returning a constant window, offsets added), if it is one."""
+    shape = None
+    r = c = 0
+    seen = set()
+    while v not in whole:
+        es = into.get(v, ())
+        if len(es) != 1 or v in seen:
+            return None
+        seen.add(v)
+        e = es[0]
+        if e.kind is Share.SLICE:
+            got = constant_window(call_of(e.stmt))
+            if got is None:
+                return None
+            _src, hw, (dr, dc) = got
+        elif e.kind is Share.CALL and e.window is not None:
+            hw, (dr, dc) = e.window
+        elif e.kind is Share.ALIAS:
+            v = e.src
+            continue
+        else:
+            return None
+        shape = shape or hw
+        r, c = r + dr, c + dc
+        v = e.src
+    return (shape, (r, c)) if shape is not None else None
+
+
+def summarize(fn: Function, fx: Effects) -> CallSummary:
+    """The :class:`CallSummary` of ``fn`` from its effects ``fx``."""
+    params = [(k, p.var) for k, p in enumerate(fn.params) if isinstance(p.var.type, TileType)]
+    written = {fx.storage(w.var) for w in fx.writes}
+    writes = frozenset(k for k, v in params if fx.storage(v) in written)
+    into: dict[Var, list[Edge]] = {}
+    for e in fx.edges:
+        into.setdefault(e.dst, []).append(e)
+    wholes = {k: whole_tile(fx, v) for k, v in params}
+
+    def returned(e: Expr) -> set[Returned]:
+        if type(e) is VarRef:
+            v = e.var  # type: ignore[attr-defined]
+            out = set()
+            for k, pv in params:
+                if fx.same_storage(v, pv):
+                    whole = v in wholes[k]
+                    out.add(Returned(k, whole, None if whole else _window_of(fx, into, v, wholes[k])))
+            return out
+        vs = [v for v in free_vars(e) if isinstance(v.type, TileType)]
+        return {Returned(k) for k, pv in params if any(fx.same_storage(v, pv) for v in vs)}
+
+    rets = [s for s in walk(fn.body) if isinstance(s, ReturnStmt)]
+    n = max((len(s.values) for s in rets), default=0)
+    results: list[set[Returned]] = [set() for _ in range(n)]
+    for s in rets:
+        if len(s.values) != n:  # (not one shape of result: every element may be anything)
+            for res in results:
+                res.update(Returned(k) for k, _ in params)
+        for i, e in enumerate(s.values):
+            results[i] |= returned(e)
+    return CallSummary(fn.name, tuple(p.var.name for p in fn.params),
+                       tuple(tuple(sorted(r, key=lambda x: (x.param, x.whole, x.window or ())))
+                             for r in results), writes)
+
+
+def _tile_operands(call: Call, summary: CallSummary | None) -> dict[int | str, Var]:
+    """The tile operands of a program function call by parameter number (a keyword argument
+    numbered by the callee's parameter of that name; by its name when unknown)."""
+    out: dict[int | str, Var] = {}
+    for k, a in enumerate(call.args):
+        if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
+            out[k] = a.var  # type: ignore[attr-defined]
+    for name, a in call.kwargs:
+        if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
+            k = summary.params.index(name) if summary is not None and name in summary.params \
+                else name
+            out[k] = a.var  # type: ignore[attr-defined]
+    return out
+
+
+def _returned(summary: CallSummary | None, args: dict[int | str, Var],
+              element: int | None) -> list[Returned]:
+    """What the call's result (``element`` of it when given; else any element) may share, for
+    the operands ``args`` passed: every operand when there is no summary."""
+    if summary is None:
+        return [Returned(k) for k in args]  # type: ignore[arg-type]
+    if element is None:
+        if len(summary.results) == 1:
+            found = list(summary.results[0])
+        else:  # (the tuple itself: any element's parameters, no window)
+            found = sorted({Returned(r.param) for res in summary.results for r in res},
+                           key=lambda r: r.param)
+    elif element < len(summary.results):
+        found = list(summary.results[element])
+    else:
+        found = [Returned(k) for k in args if isinstance(k, int)]  # type: ignore[misc]
+    return [r for r in found if r.param in args]

@@ -72,7 +72,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
               program: Program | None = None) -> Function:
     if not fn.func_type.is_incore:
         return _skipped(fn, report, "not an InCore function")
-    fx = function_effects(fn)
+    fx = function_effects(fn, program)
     check_relayouts(fn, fx)
     # the Acc-window check's e-graph, when it had something to check, is the one this function's
     # facts are loaded into next (its facts are inert here and never counted: egraph.windows);
