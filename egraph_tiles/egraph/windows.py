@@ -21,7 +21,7 @@ from .bindings import eb as bindings
 
 from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect,
                           trailing_yield)
-from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
+from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, TupleItem, Var, VarRef, const_int
 from ..ir.ops import OpTypeError, Storage, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Program, Span, Stmt, WhileStmt
 from ..ir.types import MemorySpace, ScalarType, TileType
@@ -34,6 +34,7 @@ _ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 # are read per storage edge or value (issue 13)
 _ALIAS, _LOOP_INIT, _LOOP_BACK = Share.ALIAS, Share.LOOP_INIT, Share.LOOP_BACK
 _LOOP_RESULT, _IF_RESULT, _SLICE = Share.LOOP_RESULT, Share.IF_RESULT, Share.SLICE
+_CALL = Share.CALL
 _ACC = MemorySpace.Acc
 Rows = dict[str, list[tuple]]
 
@@ -211,6 +212,8 @@ class _Encoding:
             if kind is AssignStmt and type(s.value) is Call and (s.target in written or
                                                                   s in writes):
                 self.call(self.stmt(s), s.value, s.target)
+            elif kind is AssignStmt and type(s.value) is TupleItem and s.target in written:
+                self.call_result(p, s.target)  # (``pair[k]`` of a program function's result)
             elif kind is EvalStmt and s in writes:
                 self.call(self.stmt(s), s.call, None)
             elif kind is ForStmt and any(ia in written for ia in s.iter_args):
@@ -251,6 +254,29 @@ class _Encoding:
         for (i, k), (t, el) in ((key, es) for key, es in arms.items() if len(es) == 2):
             self.row("w_if", i, k, self.var(t.src), self.var(el.src), self.var(t.dst))
 
+    def call_result(self, sid: int, target: Var) -> None:
+        """A program function's result (or ``pair[k]`` of one) names what the callee returns
+        (its ``CALL`` edges, ``ir.effects``): an argument's tile itself (an alias), a constant
+        window of it (a slice at those offsets), or an unknown part of it (a slice at unknown
+        offsets: checked as any dynamic window, never left unchecked)."""
+        s = self.fx.stmt_at(sid)
+        for e in self.edges:
+            if e.stmt is not s or e.kind is not _CALL or e.dst is not target:
+                continue
+            if e.whole:
+                self.row("w_alias", self.var(target), self.var(e.src))
+                continue
+            if e.window is not None:
+                r, col = (self.idx_node("IdxLitRow", k) for k in e.window[1])
+            else:
+                r, col = self.unknown(), self.unknown()
+            self.row("WSliceRow", self.var(target), self.var(e.src), r, col)
+
+    def unknown(self) -> int:
+        """A fresh opaque offset."""
+        self.opaque += 1
+        return self.idx_node("IdxSymRow", f"o{self.opaque}")
+
     def call(self, sid: int, c: Call, target: Var | None) -> None:
         d = lookup(c.op)
         try:
@@ -276,11 +302,7 @@ class _Encoding:
             self.row(table, sid, *cols)
         if target is not None and self.relevant(target):
             self.row("w_result", sid, self.var(target))
-            k = returned_param(self.program, c.op) if self.program is not None else None
-            a = c.args[k] if k is not None and k < len(c.args) else None
-            if isinstance(a, VarRef):
-                # a program function returning its parameter k hands back the argument's tile
-                self.row("w_alias", self.var(target), self.var(a.var))
+            self.call_result(sid, target)
         params = d.params if d is not None else ()
         for key, a in args.items():
             k = params.index(key) if isinstance(key, str) and key in params else key
@@ -342,8 +364,8 @@ def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var],
     sliced = set()  # (the Acc tiles a slice takes a window of)
     edges: dict[Var, list[Edge]] = {r: [] for r in members}
     for e in fx.edges:
-        if e.kind is _SLICE and _acc_parent(e.src):
-            sliced.add(e.src)
+        if (e.kind is _SLICE or e.kind is _CALL and not e.whole) and _acc_parent(e.src):
+            sliced.add(e.src)  # (a program function returning a window of it: call_result)
         es = edges.get(fx.storage(e.dst))  # (an edge's two ends share one class)
         if es is not None:
             es.append(e)
