@@ -30,9 +30,9 @@ from ..ir import ops
 from ..ir.effects import (PREFIX, Share, call_of, call_operands, call_summaries,
                           callee_name, function_effects, whole_tile)
 from ..ir.exprs import VarRef
-from ..ir.stmts import Program, walk
+from ..ir.stmts import AssignStmt, Program, walk
 
-__all__ = ["PREFIX", "callee_name", "param_uses", "returned_param"]
+__all__ = ["PREFIX", "callee_name", "param_uses", "result_written", "returned_param"]
 
 
 def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
@@ -111,3 +111,24 @@ def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset) 
     elif op.family is ops.Family.MATMUL and k in (op.left_arg, op.right_arg):
         out.add("cube")
     return out
+
+
+def result_written(program: Program, name: str) -> bool:
+    """Whether a caller of program function ``name`` may write the storage of the call's result
+    after the call (from the start of the outermost loop around the call, when there is one): a
+    window the function returns is then a view the caller writes through (or reads after
+    writing the argument), so the function must return the window itself, never a copy."""
+    op = PREFIX + name
+    sums = call_summaries(program)
+    for fn in program.functions:
+        fx = None
+        for s in walk(fn.body):
+            call = call_of(s)
+            if call is None or call.op != op or not isinstance(s, AssignStmt):
+                continue
+            fx = fx or function_effects(fn, sums)
+            p = fx.point(s)
+            lo = p.loops[0] if p.loops else p.pos
+            if fx.written_in(s.target, lo, fx.size):
+                return True
+    return False

@@ -29,7 +29,8 @@ from ..ir.effects import Effects, function_effects
 from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, Symbol, Var, VarRef, free_vars,
                         substitute)
 from ..ir.mutator import ReadCount, StmtMutator, body_fields
-from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Span, Stmt, WhileStmt, YieldStmt
+from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, ReturnStmt, Span, Stmt,
+                        WhileStmt, YieldStmt)
 from ..ir.types import DType, MemorySpace, TileType
 from .encode import Encoding, ExtSite, UseSite, Window
 from .extract import Term
@@ -479,6 +480,12 @@ class Decoder(StmtMutator):
         if repl is None:
             return s
         return YieldStmt(self.operands(repl, "yield", s.values), s.span)
+
+    def visit_ReturnStmt(self, s: ReturnStmt) -> Stmt:
+        repl = self.repl_at.get(s)
+        if repl is None:
+            return s
+        return ReturnStmt(self.operands(repl, "return", s.values), s.span)
 
     def visit_ForStmt(self, s: ForStmt | WhileStmt) -> Stmt:
         repl = self.repl_at.get(s)

@@ -15,10 +15,10 @@ from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
-from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
+from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import ScalarType, TileType, Type
-from .calls import callee_name, param_uses, returned_param
+from .calls import callee_name, param_uses, result_written, returned_param
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
 _FRESH = object()
@@ -201,6 +201,10 @@ def operand_context(op_name: str, index: int | None) -> ops.Role | None:
     return ops.operand_role(op_name, index)
 
 
+#: what writes a returned window a caller writes through (the rejection names it)
+_RETURNED = "the return (a caller writes through the returned view)"
+
+
 def _by_stmt(items: list) -> dict[Stmt, list]:
     """The storage edges (or writes) of each statement, in order."""
     out: dict[Stmt, list] = {}
@@ -231,6 +235,8 @@ class Encoder(StmtVisitor):
         self.fx = fx
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
+        #: the name of the function encoded (its callers decide what its returned windows need)
+        self.function: str | None = None
         edges, writes = _stated(fx)
         self._edges: dict[Stmt, list[Edge]] = _by_stmt(edges)
         self._writes: dict[Stmt, list[Write]] = _by_stmt(writes)
@@ -263,7 +269,7 @@ class Encoder(StmtVisitor):
         cls = type(self)
         self._kinds_visit = {YieldStmt: cls.visit_YieldStmt, ForStmt: cls.visit_ForStmt,
                              WhileStmt: cls.visit_WhileStmt, IfStmt: cls.visit_IfStmt,
-                             EvalStmt: cls.visit_EvalStmt}
+                             EvalStmt: cls.visit_EvalStmt, ReturnStmt: cls.visit_ReturnStmt}
         self._bases: set[int] = set()
 
     def fresh(self, prefix: str) -> str:
@@ -677,6 +683,24 @@ class Encoder(StmtVisitor):
             if type(v) is VarRef and v.var in window_of:  # type: ignore[attr-defined]
                 self.use(s, ("yield", i), v, _ORD)
 
+    def visit_ReturnStmt(self, s: ReturnStmt) -> None:
+        """A returned window escapes to the caller: an ordinary use (a copy where it cannot stay
+        a view).  When a caller may write the result's storage after the call, the window is
+        also written (egraph.calls ``result_written``): it must stay the view itself."""
+        window_of = self.enc.window_of
+        written = None
+        for i, v in enumerate(s.values):
+            if type(v) is not VarRef or v.var not in window_of:  # type: ignore[attr-defined]
+                continue
+            self.use(s, ("return", i), v, _ORD)
+            if written is None:
+                written = self.program is not None and self.function is not None \
+                    and result_written(self.program, self.function)
+            if written:
+                n = self.number()
+                self.row("WriteRow", n, self.tile(v.var))  # type: ignore[attr-defined]
+                self.enc.writes.append(WriteSite(n, s, v.var, _RETURNED))  # type: ignore[attr-defined]
+
     def visit_body(self, body: list[Stmt]) -> None:
         visit_assign, visit, kinds = self.visit_AssignStmt, self.visit, self._kinds_visit
         for s in body:
@@ -768,6 +792,7 @@ def encode_function(fn: Function, fx: Effects | None = None,
                     program: Program | None = None) -> Encoding:
     """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given; calls of
     ``program``'s functions are summarized by :mod:`egraph.calls`)."""
-    enc = Encoder(fx if fx is not None else function_effects(fn), program)
+    enc = Encoder(fx if fx is not None else function_effects(fn, program), program)
+    enc.function = fn.name
     enc.visit_body(fn.body)
     return enc.finish()

@@ -14,7 +14,7 @@ from typing import Callable
 from .bindings import eb
 
 from ..ir import ops
-from ..ir.effects import call_of
+from ..ir.effects import call_of, callee_name
 from ..ir.exprs import BinOp, Expr, const_int
 from ..dsl.printer import format_expr
 from ..ir.target import ALIGN_BITS
@@ -31,6 +31,15 @@ CAP = 1 << 30  # the known-multiple lattice's top (rules.sorts.CAP)
 _CUBE, _COLX, _VEC = (ops.Role.LEFT, ops.Role.RIGHT), ops.Role.COLX, MemorySpace.Vec
 #: each role's label, by its value (a role is a ``str``)
 _LABEL = {role.value: role.label for role in ops.Role}
+#: what a program function does with a window passed to it, by the use context its call summary
+#: gave the operand (egraph.calls)
+_CALLEE = {
+    ops.Role.CALL.value: "it reads the tile as one of its own (windows of it, a reshape, an "
+                         "opaque op): kept only dense and aligned",
+    ops.Role.CUBE_CALL.value: "a matmul operand",
+    ops.Role.COLX.value: "a col_expand operand",
+    ops.Role.ORD.value: "an operand it reads or writes in place",
+}
 
 
 def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
@@ -82,6 +91,10 @@ def use_label(op: str, slot: tuple, ctx: ops.Role) -> str:
         return f"loop initializer {slot[1]}"
     if slot[0] == "yield":
         return f"yield value {slot[1]}"
+    if slot[0] == "return":
+        return f"return value {slot[1]} (escapes to the caller)"
+    if callee_name(op) is not None:  # what the function does with it decided the context
+        return f"{op} operand {slot[1]} (a program function: {_CALLEE.get(ctx, 'operand')})"
     if not ops.classified(op):  # it may write its operand: kept only as a proven aligned view
         return f"{op} operand {slot[1]} (unclassified op: it may write its operand)"
     return f"{op} {_LABEL[ctx]} {slot[1]}"
