@@ -1,0 +1,322 @@
+"""Calls of the program's own functions seen through their summaries (ir.effects
+``CallSummary``): a call's result shares the storage of the arguments the callee returns (its
+tile, a view, a window, a tuple element of them), the call writes what the callee writes (also
+through a slice of its parameter), a window the callee returns is a window of the argument for
+the Acc-window check, and a returned window is an escape of the callee.  Each program is shown
+before and after; where the hardware model can run it, the verdict is checked there too."""
+
+from __future__ import annotations
+
+import pytest
+
+import egraph_tiles as et
+from dslkit import kernel, rejection
+from egraph_tiles.sim.soundness import unsound_because
+from simkit import inputs_for
+
+X = "x: pl.Tensor[[16, 64], pl.FP32]"
+T = """
+local: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+z: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 8], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+"""
+EXT = "pl.tile.extract(local, 0, 3, shape=[16, 8], target_memory=pl.Mem.Vec)"
+TILE64 = "pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]"
+TILE8 = "pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]"
+IDENT = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def ident(self, t: {TILE64}) -> {TILE64}:
+        return t
+"""
+RESHAPED = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def ident(self, t: {TILE64}) -> {TILE64}:
+        v: {TILE64} = pl.tile.reshape(t, [16, 64])
+        return v
+"""
+TWO = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def two(self, t: {TILE64}, u: {TILE8}) -> pl.Tuple[{TILE64}, {TILE8}]:
+        return t, u
+"""
+
+
+def canonicalizes(before: str, after: str, more: str) -> None:
+    """``before`` (a kernel body after :data:`T`, with the functions ``more``) canonicalizes to
+    ``after``; the callees are left as they are."""
+    prog = et.parse_program(kernel(X, T + before, more=more))
+    out = et.canonicalize_tile_slice(prog)
+    expected = et.parse_program(kernel(X, T + after, more=more))
+    et.assert_structural_equal(out, expected)
+
+
+def on_hardware(text: str) -> tuple[str | None, str | None]:
+    """Why the program ``text`` and its optimized form are wrong on the hardware model (None:
+    they are right)."""
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    inputs = inputs_for(p)
+    return (unsound_because(lambda q: q, p, inputs, {}, "kernel"),
+            unsound_because(et.optimize, p, inputs, {}, "kernel"))
+
+
+def stored(body: str, more: str, out: str = "res") -> str:
+    """The program of :data:`T` + ``body`` storing ``out`` (16 x 8) to an Out tensor."""
+    return kernel(f"{X}, out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]",
+                  T + body + f"\nout = pl.store({out}, [0, 0], out)\nreturn out",
+                  "pl.Tensor[[16, 8], pl.FP32]", more=more)
+
+
+# ---------------------------------------------------------------------- class A: results alias
+
+LOOP = """
+r: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = {call}
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, w)
+    r2: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, nxt, [0, 0])
+    res = pl.yield_(nxt)
+"""
+
+
+def _not_hoisted(body: str) -> str:
+    return body.replace(
+        "w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])",
+        f"w_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = {EXT}").replace("acc, w)", "acc, w_ext)")
+
+
+@pytest.mark.parametrize("more", [IDENT, RESHAPED], ids=["returns-its-parameter",
+                                                         "returns-a-view-of-it"])
+def test_write_through_a_call_result_in_the_loop_keeps_the_copy_of_the_argument_inside(more):
+    body = LOOP.format(call="self.ident(local)")
+    canonicalizes(body, _not_hoisted(body), more)
+    assert on_hardware(stored(body, more)) == (
+        "hardware fault MisalignedAccess: tile.add: operand 'rhs' at Vec byte 1048588 is not "
+        "32-byte aligned", None)
+
+
+def test_write_through_a_tuple_element_of_a_call_result_keeps_the_copy_inside_the_loop():
+    body = ("pair: pl.Tuple[pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec], "
+            "pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]] = self.two(local, z)\n"
+            + LOOP.format(call="pair[0]"))
+    canonicalizes(body, _not_hoisted(body), TWO)
+
+
+def test_copy_is_placed_after_a_write_through_a_call_result_made_before_the_slice():
+    before = """
+r: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = self.ident(local)
+w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+r2: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, z, [0, 0])
+res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
+"""
+    canonicalizes(before, f"""
+r: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = self.ident(local)
+r2: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, z, [0, 0])
+w_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = {EXT}
+res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w_ext)
+""", IDENT)
+    assert on_hardware(stored(before, IDENT))[1] is None
+
+
+def test_no_view_of_a_parent_copy_is_made_after_a_write_through_a_call_result():
+    # round 2 would read c from p_ext, made before the write through r: c is copied from local
+    x128 = "x: pl.Tensor[[16, 128], pl.FP32]"
+    head = """
+local: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 128], target_memory=pl.Mem.Vec)
+r: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = self.ident(local)
+"""
+    more = IDENT.replace(TILE64, "pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec]")
+    assert_canonicalizes_more(x128, head + """
+p: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 1])
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(p, 0.5)
+r2: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, y, [0, 0])
+c: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(p, [1, 8], [2, 0])
+q: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c, 0.5)
+""", head + """
+p_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 1, shape=[16, 8], target_memory=pl.Mem.Vec)
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(p_ext, 0.5)
+r2: pl.Tile[[16, 128], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, y, [0, 0])
+c_ext: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 2, 1, shape=[1, 8], target_memory=pl.Mem.Vec)
+q: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c_ext, 0.5)
+""", more)
+
+
+def assert_canonicalizes_more(params: str, before: str, after: str, more: str) -> None:
+    out = et.canonicalize_tile_slice(et.parse_program(kernel(params, before, more=more)))
+    et.assert_structural_equal(out, et.parse_program(kernel(params, after, more=more)))
+
+
+# ---------------------------------------------------------------------- class B: callee writes
+
+FILL = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec], q: {TILE8}):
+        s: {TILE8} = pl.tile.slice(t, [16, 8], [0, 0])
+        s2: {TILE8} = pl.tile.assemble(s, q, [0, 0])
+        return
+"""
+SUB8 = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def sub8(self, t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec]) -> {TILE8}:
+        s: {TILE8} = pl.tile.slice(t, [16, 8], [0, 0])
+        return s
+"""
+WIN = "w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 16], [0, 8])\n"
+
+
+@pytest.mark.parametrize("call, more, by", [
+    ("self.fill(w, z)", FILL, "is written in place by self.fill at line 10"),
+    ("r: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = self.sub8(w)\n"
+     "r2: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, z, [0, 0])", SUB8,
+     "is written in place by tile.assemble at line 11 (through 'r', a view / alias of it)"),
+], ids=["through-a-slice-of-its-parameter", "through-a-returned-view"])
+def test_window_a_callee_writes_is_never_copied_before_the_call(call, more, by):
+    # w (16 of 64 columns) is not dense, and the callee takes a window of it: a copy would be
+    # needed, but the write would land in it
+    text = stored(WIN + call + "\nres: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, z)",
+                  more)
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    msg = rejection(p)
+    for piece in ("slice 'w' (tile.slice at line 9)", by, "can be neither copied"):
+        assert piece in msg, (piece, msg)
+
+
+def test_explain_names_what_the_callee_does_with_the_window():
+    more = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def dbl(self, t: {TILE8}) -> {TILE8}:
+        y: {TILE8} = pl.tile.muls(t, 2.0)
+        return y
+"""
+    rep = et.Report()
+    et.canonicalize_tile_slice(et.parse_program(kernel(X, T + """
+w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 3])
+y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = self.dbl(w)
+""", more=more)), report=rep)
+    (d,) = [d for d in rep.functions[0].decisions if d.decision == "copy"]
+    assert d.use == "self.dbl operand 0 (a program function: an operand it reads or writes in place)"
+
+
+# ---------------------------------------------------------------------- class C: Acc windows
+
+ACC = """
+import pypto.language as pl
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 16], pl.FP16], b: pl.Tensor[[16, 32], pl.FP16],
+               out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        a_mat = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        b_mat = pl.tile.load(b, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+        a_l = pl.tile.extract(a_mat, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+        b_r = pl.tile.extract(b_mat, 0, 0, shape=[16, 32], target_memory=pl.Mem.Right)
+        acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
+{body}
+        out = pl.store(acc, [0, 0], out)
+        return out
+"""
+ACC_T = "pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc]"
+ROW_T = "pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc]"
+LOWER = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def lower(self, t: {ACC_T}) -> {ROW_T}:
+        s: {ROW_T} = pl.tile.slice(t, [16, 32], [16, 0])
+        return s
+"""
+ACCUM = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def accum(self, t: {ROW_T}, l: pl.Tile[[16, 16], pl.FP16, pl.Mem.Left],
+              rr: pl.Tile[[16, 32], pl.FP16, pl.Mem.Right]):
+        s: {ROW_T} = pl.tile.slice(t, [16, 32], [0, 0])
+        s2 = pl.tile.matmul_acc(s, l, rr)
+        return
+"""
+HALVES = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def halves(self, t: {ACC_T}, l: pl.Tile[[16, 16], pl.FP16, pl.Mem.Left]
+               ) -> pl.Tuple[{ROW_T}, pl.Tile[[16, 16], pl.FP16, pl.Mem.Left]]:
+        s: {ROW_T} = pl.tile.slice(t, [16, 32], [16, 0])
+        return s, l
+"""
+
+
+@pytest.mark.parametrize("body, more, where", [
+    (["y = self.lower(acc)", "y2 = pl.tile.matmul_acc(y, a_l, b_r)"], LOWER,
+     "tile.matmul_acc at line 14: its accumulator `y`"),
+    ([f"win: {ROW_T} = pl.tile.slice(acc, [16, 32], [16, 0])", "self.accum(win, a_l, b_r)"],
+     ACCUM, "self.accum (a function that accumulates into this argument: checked as if "
+            "inlined) at line 14: its accumulator `win`"),
+    ([f"pair: pl.Tuple[{ROW_T}, pl.Tile[[16, 16], pl.FP16, pl.Mem.Left]] = "
+      "self.halves(acc, a_l)", f"y: {ROW_T} = pair[0]", "y2 = pl.tile.matmul_acc(y, a_l, b_r)"],
+     HALVES, "tile.matmul_acc at line 15: its accumulator `y`"),
+], ids=["returned-row-window", "accumulated-full-extent-slice-of-a-row-window",
+        "row-window-in-a-returned-tuple"])
+def test_acc_row_window_crossing_a_call_is_rejected(body, more, where):
+    text = ACC.format(body="".join(" " * 8 + ln + "\n" for ln in body).rstrip("\n")) + more
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    msg = rejection(p)
+    for piece in (where, "16x32 row window of a 32x32 Acc (L0C) tile `acc`",
+                  "not contiguous in L0C's block layout"):
+        assert piece in msg, (piece, msg)
+
+
+def test_acc_column_window_returned_by_a_callee_is_accepted():
+    col_t = "pl.Tile[[32, 16], pl.FP32, pl.Mem.Acc]"
+    text = ACC.replace("[[16, 16], pl.FP16]", "[[32, 16], pl.FP16]").replace(
+        "[16, 32], pl.FP16]", "[16, 16], pl.FP16]").replace(
+        "a, [0, 0], [16, 16]", "a, [0, 0], [32, 16]").replace(
+        "b, [0, 0], [16, 32]", "b, [0, 0], [16, 16]").replace(
+        "a_mat, 0, 0, shape=[16, 16]", "a_mat, 0, 0, shape=[32, 16]").replace(
+        "b_mat, 0, 0, shape=[16, 32]", "b_mat, 0, 0, shape=[16, 16]").format(body=(
+            "        y = self.lower(acc)\n        y2 = pl.tile.matmul_acc(y, a_l, b_r)")) + f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def lower(self, t: {ACC_T}) -> {col_t}:
+        s: {col_t} = pl.tile.slice(t, [32, 16], [0, 16])
+        return s
+"""
+    assert on_hardware(text) == (None, None)
+
+
+# ---------------------------------------------------------------------- class H: escapes
+
+SUB = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def sub(self, t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, {c}])
+        return s
+"""
+
+
+def test_unaligned_window_a_callee_returns_is_returned_as_a_copy():
+    body = ("r: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = self.sub(local)\n"
+            "res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(r, 2.0)")
+    before = stored(body, SUB.format(c=1))
+    out = et.canonicalize_tile_slice(et.parse_program(before))
+    after = stored(body, SUB.format(c=1).replace(
+        "s: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 1])\n"
+        "        return s",
+        "s_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 8], "
+        "target_memory=pl.Mem.Vec)\n        return s_ext"))
+    et.assert_structural_equal(out, et.parse_program(after))
+    assert on_hardware(before) == (
+        "hardware fault MisalignedAccess: tile.muls: operand 'src' at Vec byte 1048580 is not "
+        "32-byte aligned", None)
+
+
+WRITES_R = ("r: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = self.sub(local)\n"
+            "r2: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, z, [0, 0])\n"
+            "res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, z)")
+
+
+def test_unaligned_window_returned_to_a_caller_that_writes_through_it_is_rejected():
+    p = et.verify_program(et.parse_program(stored(WRITES_R, SUB.format(c=1)),
+                                           filename="kernel.py"))
+    msg = rejection(p)
+    for piece in ("in function 'sub', slice 's'", "is written in place by the return (a caller "
+                  "writes through the returned view)", "can be neither copied"):
+        assert piece in msg, (piece, msg)
+
+
+def test_aligned_window_returned_to_a_caller_that_writes_through_it_stays_the_view():
+    text = stored(WRITES_R, SUB.format(c=8))
+    prog = et.parse_program(text)
+    et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
+    assert on_hardware(text) == (None, None)
