@@ -11,9 +11,10 @@ with the tile (transitively through aliases, views, loop carries, ``if`` merges 
 ``write``    an op writes it in place (a copy would lose the write);
 ``acc``      a matmul-family op accumulates into it (the NZ contiguity of ``rules.windows``);
 ``cube``     it is a matmul left / right operand (a Mat window would be copied Mat→Mat);
-``sliced``   the callee takes windows of it (its offsets assume the tile's own pitch and base),
-             or reshapes / reinterprets it (registry ``relayout``: read from its base as a dense
-             tile of the new shape);
+``sliced``   the callee takes windows of it whose address depends on the tile's pitch (a row
+             offset other than a constant 0, anywhere down a chain of windows: its offsets
+             assume the tile's own pitch), or reshapes / reinterprets it (registry
+             ``relayout``: read from its base as a dense tile of the new shape);
 ``opaque``   an unregistered op receives it (anything may happen).
 
 A callee that returns its parameter (:func:`returned_param`) hands the caller the argument's own
@@ -27,12 +28,14 @@ Every kind is read from the op registry (families and ``reuses_arg``) and the me
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import (PREFIX, Share, call_of, call_operands, call_summaries,
-                          callee_name, function_effects, whole_tile)
-from ..ir.exprs import VarRef
-from ..ir.stmts import AssignStmt, Program, walk
+from ..ir.effects import (PREFIX, Effects, Share, call_of, call_operands, call_summaries,
+                          callee_name, constant_window, function_effects, whole_tile)
+from ..ir.exprs import Call, TupleItem, Var, VarRef
+from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, walk
+from ..ir.types import TileType
 
-__all__ = ["PREFIX", "callee_name", "param_uses", "result_written", "returned_param"]
+__all__ = ["PREFIX", "callee_name", "param_uses", "result_uses", "result_written",
+           "returned_param", "role_of", "whole_source"]
 
 
 def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
@@ -52,13 +55,19 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
     if (name, index) in seen:  # a recursive call: what the other frames do is collected there
         return frozenset()
     seen = seen | {(name, index)}
-    fx = function_effects(fn, call_summaries(program))
-    param = fn.params[index].var
+    return _value_uses(program, fn, function_effects(fn, call_summaries(program)),
+                       fn.params[index].var, seen)
+
+
+def _value_uses(program: Program, fn: Function, fx: Effects, param: Var,
+                seen: frozenset, returned: bool = False) -> frozenset[str]:
+    """How ``fn`` (its effects ``fx``) uses the tile ``param`` (see the module docstring): what
+    the ops and calls it reaches do with it, the windows taken of it, and (``returned``) when
+    ``fn`` returns it, what its callers do with the result.  (A parameter's tile returned is the
+    caller's argument again: the caller's own uses of the result are its uses already.)"""
     same = whole_tile(fx, param)
     uses: set[str] = set()
-    if any(e.src in same and (e.kind is Share.SLICE or e.kind is Share.VIEW and _relayout(e.stmt)
-                              or e.kind is Share.CALL and not e.whole)
-           for e in fx.edges):
+    if any(_pitch_bound(e) for e in fx.edges if fx.same_storage(e.src, param)):
         uses.add("sliced")
     for s in walk(fn.body):
         call = call_of(s)
@@ -73,7 +82,74 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
                 # a slice (or a view of one) of the tile: what it does to the tile's storage
                 # (a write through the window is a write into the argument)
                 uses |= _operand_use(program, call.op, k, seen) & {"write", "acc", "opaque"}
+    for s in walk(fn.body) if returned else ():
+        if isinstance(s, ReturnStmt):
+            for i, e in enumerate(s.values):
+                if isinstance(e, VarRef) and e.var in same:
+                    # returned: the callers' uses of the result are uses of this tile
+                    uses |= _result_uses(program, fn.name, i if len(s.values) > 1 else None,
+                                         seen)
     return frozenset(uses)
+
+
+def result_uses(program: Program, name: str, element: int | None) -> frozenset[str]:
+    """How the callers of program function ``name`` use its result (``element`` of a returned
+    tuple, read as ``pair[element]``; None: a single result), in the words of
+    :func:`param_uses`: a window the function returns is then used that way."""
+    return _result_uses(program, name, element, frozenset())
+
+
+def _result_uses(program: Program, name: str, element: int | None,
+                 seen: frozenset) -> frozenset[str]:
+    if ("return", name, element) in seen:
+        return frozenset()
+    seen = seen | {("return", name, element)}
+    op = PREFIX + name
+    sums = call_summaries(program)
+    uses: set[str] = set()
+    for fn in program.functions:
+        fx = None
+        calls = [s for s in walk(fn.body) if isinstance(s, AssignStmt)
+                 and isinstance(s.value, Call) and s.value.op == op]
+        if not calls:
+            continue
+        fx = function_effects(fn, sums)
+        results = {s.target for s in calls}
+        if element is not None:  # the statements reading ``pair[element]``
+            results = {s.target for s in walk(fn.body) if isinstance(s, AssignStmt)
+                       and isinstance(s.value, TupleItem) and s.value.index == element
+                       and isinstance(s.value.value, VarRef) and s.value.value.var in results}
+        for v in results:
+            uses |= _value_uses(program, fn, fx, v, seen, returned=True)
+    return frozenset(uses)
+
+
+def role_of(uses: frozenset[str]) -> ops.Role:
+    """The use context a window gets where the tile is used as ``uses`` says: a matmul operand
+    ``CUBE_CALL``; windows taken of it, an opaque use, or a col_expand use together with a
+    vector use or write ``CALL`` (dense and aligned); a col_expand use ``COLX``; anything else
+    ``ORD``."""
+    if "cube" in uses:
+        return ops.Role.CUBE_CALL
+    if uses & {"sliced", "opaque"} or "colx" in uses and uses & {"vector", "write"}:
+        return ops.Role.CALL
+    return ops.Role.COLX if "colx" in uses else ops.Role.ORD
+
+
+def _pitch_bound(e) -> bool:
+    """Whether the value storage edge ``e`` makes depends on its source's row pitch: a window
+    not at a constant row offset 0 (a window's columns start at the same byte whatever the
+    pitch), a view reading its source as a dense tile (``relayout``), a part of it a further
+    call returns (unless a constant window at row 0)."""
+    if e.kind is Share.SLICE:
+        w = constant_window(call_of(e.stmt))
+        return w is None or w[2][0] != 0
+    if e.kind is Share.VIEW:
+        return _relayout(e.stmt)
+    if e.kind is Share.CALL and not e.whole and isinstance(e.dst.type, TileType):
+        # (a returned tuple's own edges name no window: its elements' edges do)
+        return e.window is None or e.window[1][0] != 0
+    return False
 
 
 def _relayout(s) -> bool:
@@ -132,3 +208,14 @@ def result_written(program: Program, name: str) -> bool:
             if fx.written_in(s.target, lo, fx.size):
                 return True
     return False
+
+
+def whole_source(edges, target: Var) -> Var | None:
+    """The argument a program function call's result (or ``pair[k]`` of it) is, from the
+    statement's storage ``edges``: the one ``CALL`` edge into ``target``, when it is the
+    argument's tile itself."""
+    into = [e for e in edges if e.kind is Share.CALL and e.dst is target]
+    if len(into) == 1 and into[0].whole and isinstance(into[0].src.type, TileType) \
+            and isinstance(target.type, TileType):
+        return into[0].src
+    return None

@@ -49,7 +49,9 @@ def _raw_use(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawSliceUse) -> d
 def _cube_call(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
     call = call_of(site.stmt)
     return {**_fields(fn, site.window.stmt, site.var),
-            "op": call.op if call is not None else "a function", "op_line": site.stmt.span.line}
+            "op": call.op if call is not None else
+            "the callers it is returned to" if site.slot[0] == "return" else "a function",
+            "op_line": site.stmt.span.line}
 
 
 def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:

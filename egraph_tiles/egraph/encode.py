@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from ..ir import ops
 from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
-from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
+from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, TupleItem, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import ScalarType, TileType, Type
-from .calls import callee_name, param_uses, result_written, returned_param
+from .calls import (callee_name, param_uses, result_uses, result_written, returned_param,
+                    role_of, whole_source)
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
 _FRESH = object()
@@ -684,19 +685,24 @@ class Encoder(StmtVisitor):
                 self.use(s, ("yield", i), v, _ORD)
 
     def visit_ReturnStmt(self, s: ReturnStmt) -> None:
-        """A returned window escapes to the caller: an ordinary use (a copy where it cannot stay
-        a view).  When a caller may write the result's storage after the call, the window is
-        also written (egraph.calls ``result_written``): it must stay the view itself."""
+        """A returned window escapes to the callers: a use in the context their uses of the
+        result give it (egraph.calls ``result_uses``; an ordinary use when the function has no
+        caller in the program).  When a caller writes through the result, or may write the
+        result's storage after the call, the window is also written (``result_written``): it
+        must stay the view itself."""
         window_of = self.enc.window_of
         written = None
+        program, name = self.program, self.function
         for i, v in enumerate(s.values):
             if type(v) is not VarRef or v.var not in window_of:  # type: ignore[attr-defined]
                 continue
-            self.use(s, ("return", i), v, _ORD)
+            uses = result_uses(program, name, i if len(s.values) > 1 else None) \
+                if program is not None and name is not None else frozenset()
+            self.use(s, ("return", i), v, role_of(uses))
             if written is None:
-                written = self.program is not None and self.function is not None \
-                    and result_written(self.program, self.function)
-            if written:
+                written = program is not None and name is not None \
+                    and result_written(program, name)
+            if written or uses & {"write", "acc"}:
                 n = self.number()
                 self.row("WriteRow", n, self.tile(v.var))  # type: ignore[attr-defined]
                 self.enc.writes.append(WriteSite(n, s, v.var, _RETURNED))  # type: ignore[attr-defined]
@@ -742,6 +748,15 @@ class Encoder(StmtVisitor):
                 if a is not None and isinstance(a.type, TileType):
                     # the function returns its parameter k: the result is the argument's tile
                     self.alias(s.target, a)
+            return
+        if type(v) is TupleItem:
+            # ``pair[k]`` of a program function's result: the argument's tile itself when the
+            # function returns exactly that there (its CALL edge, ir.effects), else its edges
+            if s in self._effects_at:
+                self.effects(s)
+            src = whole_source(self._edges.get(s, ()), s.target)
+            if src is not None:
+                self.alias(s.target, src)
             return
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
             # a plain alias names the same tile; it is also an escape of a window
