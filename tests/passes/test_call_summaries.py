@@ -340,3 +340,88 @@ def test_aligned_window_returned_to_a_caller_that_writes_through_it_stays_the_vi
     prog = et.parse_program(text)
     et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
     assert on_hardware(text) == (None, None)
+
+
+# ---------------------------------------------------------------------- what callers do decides
+
+HI32 = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def hi32(self, t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 32], [0, 32])
+        return s
+"""
+COLX = """
+gv: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec] = pl.tile.create([1, 32], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+r: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = self.hi32(local)
+ce: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(r, gv)
+"""
+
+
+def test_window_returned_to_a_col_expand_caller_is_returned_as_a_copy():
+    # aligned, but a [16, 32] window of a [16, 64] tile: col_expand would repack it in place
+    before = et.parse_program(kernel(X, T + COLX, more=HI32))
+    out = et.canonicalize_tile_slice(before)
+    et.assert_structural_equal(out, et.parse_program(kernel(X, T + COLX, more=HI32.replace(
+        "s: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 32], [0, 32])\n"
+        "        return s",
+        "s_ext: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 32, "
+        "shape=[16, 32], target_memory=pl.Mem.Vec)\n        return s_ext"))))
+
+
+def test_window_returned_to_a_vector_caller_stays_a_view():
+    body = COLX.replace("pl.tile.col_expand_mul(r, gv)", "pl.tile.muls(r, 2.0)")
+    prog = et.parse_program(kernel(X, T + body, more=HI32))
+    et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
+
+
+def test_mat_window_returned_to_a_matmul_caller_is_rejected():
+    text = """
+import pypto.language as pl
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 16], pl.FP16], b: pl.Tensor[[16, 64], pl.FP16],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        a_mat = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        b_mat = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+        lt = pl.tile.extract(a_mat, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+        r = self.colm(b_mat)
+        o = pl.tile.matmul(lt, r)
+        out = pl.store(o, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def colm(self, t: pl.Tile[[16, 64], pl.FP16, pl.Mem.Mat]) -> pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat]:
+        s = pl.tile.slice(t, [16, 16], [0, 16])
+        return s
+"""
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    assert unsound_because(lambda q: q, p, inputs_for(p), {}, "kernel").startswith(
+        "hardware fault UnsupportedTransfer")
+    msg = rejection(p)
+    for piece in ("in function 'colm', Mat window 's' (tile.slice at line 18)",
+                  "is passed to the callers it is returned to at line 19",
+                  "uses it as a matmul operand"):
+        assert piece in msg, (piece, msg)
+
+
+def test_tuple_element_that_is_the_argument_window_is_that_window_for_col_expand():
+    pairw = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def pairw(self, t: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec], u: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec]
+              ) -> pl.Tuple[pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec], pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec]]:
+        return t, u
+"""
+    head = """
+gv: pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec] = pl.tile.create([1, 32], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+w: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 32], [0, 32])
+"""
+    call = """
+pr: pl.Tuple[pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec], pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec]] = self.pairw(w, gv)
+r: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pr[0]
+"""
+    canonicalizes(head + call + "ce: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = "
+                  "pl.tile.col_expand_mul(r, gv)\n", head + """
+w_ext: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 32, shape=[16, 32], target_memory=pl.Mem.Vec)
+""" + call + "ce: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(w_ext, gv)\n",
+                  pairw)
