@@ -60,14 +60,15 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
 
 
 def _value_uses(program: Program, fn: Function, fx: Effects, param: Var,
-                seen: frozenset, returned: bool = False) -> frozenset[str]:
+                seen: frozenset) -> frozenset[str]:
     """How ``fn`` (its effects ``fx``) uses the tile ``param`` (see the module docstring): what
-    the ops and calls it reaches do with it, the windows taken of it, and (``returned``) when
-    ``fn`` returns it, what its callers do with the result.  (A parameter's tile returned is the
-    caller's argument again: the caller's own uses of the result are its uses already.)"""
+    the ops and calls it reaches do with it, the windows taken of it, and, when ``fn`` returns
+    it or a window of it, what its callers do with the result (a window at row 0 starts at the
+    tile's own base: a vector use of it needs the tile aligned)."""
     same = whole_tile(fx, param)
     uses: set[str] = set()
-    if any(_pitch_bound(e) for e in fx.edges if fx.same_storage(e.src, param)):
+    part = _derived(fx, param)  # (the values in the tile's storage made from it)
+    if any(_pitch_bound(e) for e in fx.edges if e.src in part):
         uses.add("sliced")
     for s in walk(fn.body):
         call = call_of(s)
@@ -78,18 +79,37 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var,
                 continue
             if a.var in same:
                 uses |= _operand_use(program, call.op, k, seen)
-            elif fx.same_storage(a.var, param):
+            elif a.var in part:
                 # a slice (or a view of one) of the tile: what it does to the tile's storage
                 # (a write through the window is a write into the argument)
                 uses |= _operand_use(program, call.op, k, seen) & {"write", "acc", "opaque"}
-    for s in walk(fn.body) if returned else ():
+    for s in walk(fn.body):
         if isinstance(s, ReturnStmt):
             for i, e in enumerate(s.values):
-                if isinstance(e, VarRef) and e.var in same:
-                    # returned: the callers' uses of the result are uses of this tile
+                if isinstance(e, VarRef) and e.var in part:
+                    # returned: the callers' uses of the result are uses of this tile (but
+                    # their writes and accumulation into it reach the argument through the
+                    # call result's storage edge, naming the caller's own statement)
                     uses |= _result_uses(program, fn.name, i if len(s.values) > 1 else None,
-                                         seen)
+                                         seen) - {"acc", "write"}
     return frozenset(uses)
+
+
+def _derived(fx: Effects, v: Var) -> set[Var]:
+    """``v`` and every value made from it along storage edges (its aliases, views, windows,
+    carries, merges, call results): the values through which something reaches ``v``'s
+    storage — not the tiles ``v`` itself is a window of."""
+    out = {v}
+    todo = [v]
+    by_src: dict[Var, list[Var]] = {}
+    for e in fx.edges:
+        by_src.setdefault(e.src, []).append(e.dst)
+    while todo:
+        for d in by_src.get(todo.pop(), ()):
+            if d not in out:
+                out.add(d)
+                todo.append(d)
+    return out
 
 
 def result_uses(program: Program, name: str, element: int | None) -> frozenset[str]:
@@ -120,7 +140,7 @@ def _result_uses(program: Program, name: str, element: int | None,
                        and isinstance(s.value, TupleItem) and s.value.index == element
                        and isinstance(s.value.value, VarRef) and s.value.value.var in results}
         for v in results:
-            uses |= _value_uses(program, fn, fx, v, seen, returned=True)
+            uses |= _value_uses(program, fn, fx, v, seen)
     return frozenset(uses)
 
 
