@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..ir import ops
 from ..ir.effects import (PREFIX, Effects, Share, call_of, call_operands, call_summaries,
-                          callee_name, constant_window, function_effects, whole_tile)
+                          callee_name, constant_window, whole_tile)
 from ..ir.exprs import Call, TupleItem, Var, VarRef
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, walk
 from ..ir.types import TileType
@@ -41,7 +41,15 @@ __all__ = ["PREFIX", "callee_name", "param_uses", "result_uses", "result_written
 def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
     """How the program function called as ``op`` uses its parameter ``index`` (see the module
     docstring); ``{"opaque"}`` when the function or the parameter is unknown."""
-    return _uses(program, op, index, frozenset())
+    return _memo(program, ("param", op, index), lambda: _uses(program, op, index, frozenset()))
+
+
+def _memo(program: Program, key: tuple, compute):
+    """``compute()``, once per program and ``key``."""
+    memo = call_summaries(program).memo  # type: ignore[union-attr]
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
 
 
 def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[str]:
@@ -55,7 +63,7 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
     if (name, index) in seen:  # a recursive call: what the other frames do is collected there
         return frozenset()
     seen = seen | {(name, index)}
-    return _value_uses(program, fn, function_effects(fn, call_summaries(program)),
+    return _value_uses(program, fn, call_summaries(program).effects(fn),  # type: ignore[union-attr]
                        fn.params[index].var, seen)
 
 
@@ -116,7 +124,8 @@ def result_uses(program: Program, name: str, element: int | None) -> frozenset[s
     """How the callers of program function ``name`` use its result (``element`` of a returned
     tuple, read as ``pair[element]``; None: a single result), in the words of
     :func:`param_uses`: a window the function returns is then used that way."""
-    return _result_uses(program, name, element, frozenset())
+    return _memo(program, ("result", name, element),
+                 lambda: _result_uses(program, name, element, frozenset()))
 
 
 def _result_uses(program: Program, name: str, element: int | None,
@@ -133,7 +142,7 @@ def _result_uses(program: Program, name: str, element: int | None,
                  and isinstance(s.value, Call) and s.value.op == op]
         if not calls:
             continue
-        fx = function_effects(fn, sums)
+        fx = sums.effects(fn)  # type: ignore[union-attr]
         results = {s.target for s in calls}
         if element is not None:  # the statements reading ``pair[element]``
             results = {s.target for s in walk(fn.body) if isinstance(s, AssignStmt)
@@ -214,6 +223,10 @@ def result_written(program: Program, name: str) -> bool:
     after the call (from the start of the outermost loop around the call, when there is one): a
     window the function returns is then a view the caller writes through (or reads after
     writing the argument), so the function must return the window itself, never a copy."""
+    return _memo(program, ("written", name), lambda: _result_written(program, name))
+
+
+def _result_written(program: Program, name: str) -> bool:
     op = PREFIX + name
     sums = call_summaries(program)
     for fn in program.functions:
@@ -222,7 +235,7 @@ def result_written(program: Program, name: str) -> bool:
             call = call_of(s)
             if call is None or call.op != op or not isinstance(s, AssignStmt):
                 continue
-            fx = fx or function_effects(fn, sums)
+            fx = fx or sums.effects(fn)  # type: ignore[union-attr]
             p = fx.point(s)
             lo = p.loops[0] if p.loops else p.pos
             if fx.written_in(s.target, lo, fx.size):

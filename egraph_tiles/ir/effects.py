@@ -543,6 +543,18 @@ class Summaries:
         self.program = program
         self._done: dict[str, CallSummary | None] = {}
         self._active: set[str] = set()
+        #: id of a function -> (the function, its effects with these summaries)
+        self._effects: dict[int, tuple[Function, Effects]] = {}
+        #: what readers of the summaries derive from them once per program (egraph.calls)
+        self.memo: dict[tuple, object] = {}
+
+    def effects(self, fn: Function) -> Effects:
+        """The effects of ``fn`` (a function of the program) with these summaries, computed
+        once."""
+        got = self._effects.get(id(fn))
+        if got is None or got[0] is not fn:
+            got = self._effects[id(fn)] = (fn, function_effects(fn, self))
+        return got[1]
 
     def get(self, name: str) -> CallSummary | None:
         if name in self._done:
@@ -558,6 +570,7 @@ class Summaries:
             return None
         self._active.add(name)
         try:
+            # (not kept in ``effects``: a callee in a recursive cycle saw this call unsummarized)
             summary = summarize(fn, function_effects(fn, self))
         finally:
             self._active.discard(name)
