@@ -601,15 +601,17 @@ _WHOLE = frozenset((Share.ALIAS, Share.VIEW, Share.WRITEBACK, Share.LOOP_INIT, S
 def whole_tile(fx: Effects, v: Var) -> set[Var]:
     """``v`` and every value that is ``v``'s tile itself: through aliases, views, write-backs,
     loop carries, ``if`` merges and program function results that are the argument's tile."""
+    by_src: dict[Var, list[Var]] = {}
+    for e in fx.edges:
+        if e.kind in _WHOLE or e.kind is Share.CALL and e.whole:
+            by_src.setdefault(e.src, []).append(e.dst)
     out = {v}
-    changed = True
-    while changed:
-        changed = False
-        for e in fx.edges:
-            if e.src in out and e.dst not in out and (
-                    e.kind in _WHOLE or e.kind is Share.CALL and e.whole):
-                out.add(e.dst)
-                changed = True
+    todo = [v]
+    while todo:
+        for d in by_src.get(todo.pop(), ()):
+            if d not in out:
+                out.add(d)
+                todo.append(d)
     return out
 
 
