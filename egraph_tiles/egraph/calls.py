@@ -67,15 +67,16 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
                        fn.params[index].var, seen)
 
 
-def _value_uses(program: Program, fn: Function, fx: Effects, param: Var,
+def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Var],
                 seen: frozenset) -> frozenset[str]:
     """How ``fn`` (its effects ``fx``) uses the tile ``param`` (see the module docstring): what
     the ops and calls it reaches do with it, the windows taken of it, and, when ``fn`` returns
     it or a window of it, what its callers do with the result (a window at row 0 starts at the
     tile's own base: a vector use of it needs the tile aligned)."""
-    same = whole_tile(fx, param)
+    starts = param if isinstance(param, set) else {param}  # (several: their uses together)
+    same = whole_tile(fx, *starts)
     uses: set[str] = set()
-    part = _derived(fx, param)  # (the values in the tile's storage made from it)
+    part = _derived(fx, starts)  # (the values in the tile's storage made from it)
     if any(_pitch_bound(e) for e in fx.edges if e.src in part):
         uses.add("sliced")
     for s in walk(fn.body):
@@ -103,12 +104,12 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var,
     return frozenset(uses)
 
 
-def _derived(fx: Effects, v: Var) -> set[Var]:
-    """``v`` and every value made from it along storage edges (its aliases, views, windows,
-    carries, merges, call results): the values through which something reaches ``v``'s
-    storage — not the tiles ``v`` itself is a window of."""
-    out = {v}
-    todo = [v]
+def _derived(fx: Effects, starts: set[Var]) -> set[Var]:
+    """``starts`` and every value made from them along storage edges (aliases, views, windows,
+    carries, merges, call results): the values through which something reaches their storage
+    — not the tiles they are windows of."""
+    out = set(starts)
+    todo = list(starts)
     by_src: dict[Var, list[Var]] = {}
     for e in fx.edges:
         by_src.setdefault(e.src, []).append(e.dst)
@@ -148,8 +149,8 @@ def _result_uses(program: Program, name: str, element: int | None,
             results = {s.target for s in walk(fn.body) if isinstance(s, AssignStmt)
                        and isinstance(s.value, TupleItem) and s.value.index == element
                        and isinstance(s.value.value, VarRef) and s.value.value.var in results}
-        for v in results:
-            uses |= _value_uses(program, fn, fx, v, seen)
+        if results:
+            uses |= _value_uses(program, fn, fx, results, seen)
     return frozenset(uses)
 
 

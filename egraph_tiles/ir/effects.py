@@ -598,15 +598,16 @@ _WHOLE = frozenset((Share.ALIAS, Share.VIEW, Share.WRITEBACK, Share.LOOP_INIT, S
                     Share.LOOP_RESULT, Share.IF_RESULT))
 
 
-def whole_tile(fx: Effects, v: Var) -> set[Var]:
-    """``v`` and every value that is ``v``'s tile itself: through aliases, views, write-backs,
-    loop carries, ``if`` merges and program function results that are the argument's tile."""
+def whole_tile(fx: Effects, v: Var, *more: Var) -> set[Var]:
+    """``v`` (and ``more``) and every value that is such a tile itself: through aliases, views,
+    write-backs, loop carries, ``if`` merges and program function results that are the
+    argument's tile."""
     by_src: dict[Var, list[Var]] = {}
     for e in fx.edges:
         if e.kind in _WHOLE or e.kind is Share.CALL and e.whole:
             by_src.setdefault(e.src, []).append(e.dst)
-    out = {v}
-    todo = [v]
+    out = {v, *more}
+    todo = list(out)
     while todo:
         for d in by_src.get(todo.pop(), ()):
             if d not in out:
