@@ -17,9 +17,17 @@ with the tile (transitively through aliases, views, loop carries, ``if`` merges 
              ``relayout``: read from its base as a dense tile of the new shape);
 ``opaque``   an unregistered op receives it (anything may happen).
 
-A callee that returns its parameter (:func:`returned_param`) hands the caller the argument's own
-storage back: the caller treats the call's result as an alias of the argument, so the result's
-uses are the window's uses.
+A callee that returns its parameter (:func:`returned_param`, or a tuple element that is it:
+:func:`whole_source`) hands the caller the argument's own storage back: the caller treats the
+call's result as an alias of the argument, so the result's uses are the window's uses.  A callee
+returning a window of its parameter hands back a part of the argument: what the callers do with
+the result (:func:`result_uses`) is a use of the parameter too, and the use context of the
+returned window in the callee (its ``return`` is an escape, :func:`role_of`); when a caller writes
+through the result or may write the argument after the call (:func:`result_written`) the window
+must stay the view itself.
+
+Everything here reads the program's call summaries and each function's effects once per program
+(``ir.effects.Summaries``).
 
 Every kind is read from the op registry (families and ``reuses_arg``) and the memory effects
 (``ir.effects``); nothing names an op.

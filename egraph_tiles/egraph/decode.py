@@ -3,7 +3,9 @@
 Placement respects memory effects: a view reads its source at use time, so a Vec copy may
 replace the slice at its definition (one copy shared by every consumer) only when nothing writes
 the source's storage between the definition and the use; otherwise — and always for the matmul
-operand copies, as the seed specifies — the copy goes right before its consumer.  A copy already
+operand copies, as the seed specifies — the copy goes right before its consumer.  The writes are
+those of ``ir.effects``, a call of one of the program's functions included: it writes what its
+summary says, and a write through its result is a write into the arguments the result shares.  A copy already
 available in an enclosing scope is reused (identical copies of one window are emitted once).
 Slices left without uses are dropped, chains together.
 
