@@ -256,9 +256,9 @@ class _Encoding:
 
     def call_result(self, sid: int, target: Var) -> None:
         """A program function's result (or ``pair[k]`` of one) names what the callee returns
-        (its ``CALL`` edges, ``ir.effects``): an argument's tile itself (an alias), a constant
-        window of it (a slice at those offsets), or an unknown part of it (a slice at unknown
-        offsets: checked as any dynamic window, never left unchecked)."""
+        (its ``CALL`` edges, ``ir.effects``): an argument's tile itself (an alias), a window of
+        it (a slice at its offsets; one not constant, or an unknown part of the argument, is an
+        opaque offset: checked as any dynamic window, never left unchecked)."""
         s = self.fx.stmt_at(sid)
         for e in self.edges:
             if e.stmt is not s or e.kind is not _CALL or e.dst is not target:
@@ -266,10 +266,9 @@ class _Encoding:
             if e.whole:
                 self.row("w_alias", self.var(target), self.var(e.src))
                 continue
-            if e.window is not None:
-                r, col = (self.idx_node("IdxLitRow", k) for k in e.window[1])
-            else:
-                r, col = self.unknown(), self.unknown()
+            offsets = e.window[1] if e.window is not None else (None, None)
+            r, col = (self.unknown() if k is None else self.idx_node("IdxLitRow", k)
+                      for k in offsets)
             self.row("WSliceRow", self.var(target), self.var(e.src), r, col)
 
     def unknown(self) -> int:

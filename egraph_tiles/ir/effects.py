@@ -137,9 +137,10 @@ class Edge:
     src: Var
     stmt: Stmt
     index: int = 0
-    #: (``CALL`` only) the constant window of the argument the result is, when the callee returns
-    #: exactly that: ``((rows, cols), (row offset, column offset))``
-    window: tuple[tuple[int, int], tuple[int, int]] | None = None
+    #: (``CALL`` only) the window of the argument the result is, when the callee returns exactly a
+    #: window of constant shape: ``((rows, cols), (row offset, column offset))``, an offset that
+    #: is not constant None
+    window: tuple[tuple[int, int], tuple[int | None, int | None]] | None = None
     #: (``CALL`` only) whether the result is the argument's tile itself (an alias, a view or a
     #: carry of the parameter in the callee), not a part of it
     whole: bool = False
@@ -507,12 +508,13 @@ def function_effects(fn: Function, program: Program | Summaries | None = None) -
 @dataclass(frozen=True, slots=True)
 class Returned:
     """A returned value may share the storage of parameter ``param``: its tile itself
-    (``whole``: an alias, a view, a carry of it), or a part of it — exactly the constant
-    ``window`` ``((rows, cols), (row offset, column offset))`` of it when known."""
+    (``whole``: an alias, a view, a carry of it), or a part of it — exactly the ``window``
+    ``((rows, cols), (row offset, column offset))`` of it when its shape is constant (an offset
+    that is not constant None)."""
 
     param: int
     whole: bool = False
-    window: tuple[tuple[int, int], tuple[int, int]] | None = None
+    window: tuple[tuple[int, int], tuple[int | None, int | None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -617,8 +619,9 @@ def whole_tile(fx: Effects, v: Var, *more: Var) -> set[Var]:
 
 
 def constant_window(call: Call | None) -> tuple[Var, tuple[int, int], tuple[int, int]] | None:
-    """Source, constant 2-d shape and constant 2-d offset of a plain ``tile.slice`` (any
-    spelling, no valid_shape / drop_dims); None for anything else."""
+    """Source, constant 2-d shape and 2-d offset of a plain ``tile.slice`` (any spelling, no
+    valid_shape / drop_dims) with a constant shape; an offset that is not constant is None.
+    None for anything else."""
     if call is None or call.op != "tile.slice":
         return None
     try:
@@ -630,19 +633,20 @@ def constant_window(call: Call | None) -> tuple[Var, tuple[int, int], tuple[int,
             or not isinstance(shape, ListExpr) or not isinstance(off, ListExpr) \
             or len(shape.items) != 2 or len(off.items) != 2:
         return None
-    dims = [const_int(d) for d in (*shape.items, *off.items)]
-    if None in dims:
+    h, w, r, c = (const_int(d) for d in (*shape.items, *off.items))
+    if h is None or w is None:
         return None
-    h, w, r, c = dims
     return src.var, (h, w), (r, c)  # type: ignore[return-value]
 
 
 def _window_of(fx: Effects, into: dict[Var, list[Edge]], v: Var, whole: set[Var]
                ) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """The constant window of the tile ``whole`` names that ``v`` is (a chain of aliases,
-    constant slices and calls returning a constant window, offsets added), if it is one."""
+    """The window of constant shape of the tile ``whole`` names that ``v`` is (a chain of
+    aliases, slices and calls returning such a window, offsets added; an offset not constant
+    is None), if it is one."""
     shape = None
-    r = c = 0
+    r: int | None = 0
+    c: int | None = 0
     seen = set()
     while v not in whole:
         es = into.get(v, ())
@@ -663,7 +667,8 @@ def _window_of(fx: Effects, into: dict[Var, list[Edge]], v: Var, whole: set[Var]
         else:
             return None
         shape = shape or hw
-        r, c = r + dr, c + dc
+        r = None if r is None or dr is None else r + dr
+        c = None if c is None or dc is None else c + dc
         v = e.src
     return (shape, (r, c)) if shape is not None else None
 

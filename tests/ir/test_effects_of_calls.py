@@ -35,6 +35,10 @@ FILL = f"""    def fill(self, t: {V64}, q: {V8}):
         s2: {V8} = pl.tile.assemble(s, q, [0, 0])
         return
 """
+DYN = f"""    def dyn(self, t: {V64}, i: pl.Scalar[pl.INDEX]) -> {V8}:
+        s: {V8} = pl.tile.slice(t, [16, 8], [0, i])
+        return s
+"""
 TWO = f"""    def two(self, t: {V64}, u: {V8}) -> pl.Tuple[{V8}, {V64}]:
         s: {V8} = pl.tile.slice(t, [16, 8], [0, 8])
         return u, s
@@ -64,12 +68,14 @@ LOOP = f"""    def loop(self, t: {V64}) -> {V64}:
 @pytest.mark.parametrize("functions, name, results, writes", [
     ((IDENT,), "ident", ((Returned(0, True),),), set()),
     ((SUB,), "sub", ((Returned(0, False, ((4, 8), (3, 3))),),), set()),
+    ((DYN,), "dyn", ((Returned(0, False, ((16, 8), (0, None))),),), set()),
     ((FILL,), "fill", (), {0}),
     ((TWO,), "two", ((Returned(1, True),), (Returned(0, False, ((16, 8), (0, 8))),)), set()),
     ((CHOOSE,), "choose", ((Returned(0, True), Returned(1, True)),), set()),
     ((FRESH,), "fresh", ((),), set()),
     ((OUTER, FILL, IDENT), "outer", ((Returned(0, True),),), {0}),
-], ids=["returns-its-parameter", "returns-a-window-of-a-window", "writes-through-a-slice",
+], ids=["returns-its-parameter", "returns-a-window-of-a-window", "window-at-a-dynamic-offset",
+        "writes-through-a-slice",
         "tuple-elements", "either-parameter", "fresh-result", "through-further-calls"])
 def test_summary_states_returned_parameters_windows_and_writes(functions, name, results, writes):
     s = call_summaries(program(*functions)).get(name)

@@ -278,6 +278,16 @@ def test_acc_row_window_crossing_a_call_is_rejected(body, more, where):
         assert piece in msg, (piece, msg)
 
 
+def test_acc_window_a_callee_returns_at_a_dynamic_offset_is_checked_not_left_as_it_is():
+    more = LOWER.replace(f"def lower(self, t: {ACC_T})",
+                         f"def lower(self, t: {ACC_T}, r: pl.Scalar[pl.INDEX])").replace(
+        "[16, 32], [16, 0])", "[16, 32], [r, 0])")
+    text = ACC.format(body="        y = self.lower(acc, 16)\n"
+                           "        y2 = pl.tile.matmul_acc(y, a_l, b_r)") + more
+    msg = rejection(et.verify_program(et.parse_program(text, filename="kernel.py")))
+    assert "its accumulator `y` is a 16x32 row window of a 32x32 Acc (L0C) tile `acc`" in msg
+
+
 def test_acc_column_window_returned_by_a_callee_is_accepted():
     col_t = "pl.Tile[[32, 16], pl.FP32, pl.Mem.Acc]"
     text = ACC.replace("[[16, 16], pl.FP16]", "[[32, 16], pl.FP16]").replace(
