@@ -438,3 +438,27 @@ w_ext: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 32, sh
 """ + call.replace("(w, gv)", "(w_ext, gv)")
                   + "ce: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(w_ext, gv)\n",
                   pairw)
+
+
+def test_valid_shape_window_whose_returned_row_0_window_a_caller_reads_is_checked_for_alignment():
+    # the callee's window at [0, 0] starts at the argument's own base: the caller's vector use
+    # of the result needs that base aligned, and a valid_shape slice is never copied
+    more = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def head(self, t: pl.Tile[[1, 16], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 8], [0, 0])
+        return s
+"""
+    text = stored("""
+win = pl.tile.slice(local, [1, 16], [10, 21], valid_shape=[1, 12])
+r: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = self.head(win)
+y: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(r, 2.0)
+res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, z)
+""", more)
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    assert unsound_because(lambda q: q, p, inputs_for(p), {}, "kernel").startswith(
+        "hardware fault MisalignedAccess: tile.muls")
+    msg = rejection(p)
+    for piece in ("slice 'win' (tile.slice at line 10) has valid_shape / drop_dims and feeds "
+                  "self.head at line 11", "not provably 32-byte aligned"):
+        assert piece in msg, (piece, msg)
