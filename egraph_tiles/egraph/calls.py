@@ -97,9 +97,11 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
             if a.var in same:
                 uses |= _operand_use(program, call.op, k, seen)
             elif a.var in part:
-                # a slice (or a view of one) of the tile: what it does to the tile's storage
-                # (a write through the window is a write into the argument)
-                uses |= _operand_use(program, call.op, k, seen) & {"write", "acc", "opaque"}
+                # a window (or a view of one) of the tile: the callee judged it assuming the
+                # tile is its own dense, aligned tile, so what it does with the window (a write
+                # into it, a col_expand of it, a vector read of it, ...) needs the argument so
+                # too; a window at another row than 0 needs it dense (``sliced``)
+                uses |= _operand_use(program, call.op, k, seen)
     for s in walk(fn.body):
         if isinstance(s, ReturnStmt):
             for i, e in enumerate(s.values):

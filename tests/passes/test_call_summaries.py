@@ -462,3 +462,26 @@ res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, z)
     for piece in ("slice 'win' (tile.slice at line 10) has valid_shape / drop_dims and feeds "
                   "self.head at line 11", "not provably 32-byte aligned"):
         assert piece in msg, (piece, msg)
+
+
+def test_window_a_callee_col_expands_through_a_row_0_window_is_copied_before_the_call():
+    # the callee takes rows 0-3 of t as contiguous (t is its own dense tile) and col_expand
+    # repacks them in place; w, 16 of 64 columns, is not: the caller passes a copy
+    more = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def top(self, t: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec], gg: pl.Tile[[1, 16], pl.FP32, pl.Mem.Vec]
+            ) -> pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [4, 16], [0, 0])
+        c: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(s, gg)
+        return c
+"""
+    head = """
+gv: pl.Tile[[1, 16], pl.FP32, pl.Mem.Vec] = pl.tile.create([1, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+"""
+    canonicalizes(head + """
+w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 16], [0, 16])
+y: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = self.top(w, gv)
+""", head + """
+w_ext: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 16, shape=[16, 16], target_memory=pl.Mem.Vec)
+y: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = self.top(w_ext, gv)
+""", more)
