@@ -13,10 +13,11 @@
   :class:`CallSummary` (:func:`call_summaries`, computed once per program, bottom-up): the
   call's result (and each element of a returned tuple, through ``pair[k]``) gets a ``CALL``
   edge to every argument whose storage it may share, with the window when the callee returns a
-  constant window of that parameter; the call writes exactly the arguments the callee may write
-  (directly, through a slice, a view, an alias or a further call).  A call of an unknown
-  function, or a call inside a recursive cycle, keeps the conservative effect: it may write
-  every tile operand, and its result may share the storage of every tile operand.
+  window of constant shape of that parameter; the call writes exactly the arguments the callee
+  may write (directly, through a slice, a view, an alias or a further call).  A call of a
+  function the program does not define or that has no body, or a call inside a recursive cycle,
+  keeps the conservative effect: it may write every tile operand, and its result may share the
+  storage of every tile operand.
 
 An op's effect is the registry's declaration, read in one place (:func:`op_effect`).  Everything is keyed by
 the ``Var`` / ``Stmt`` objects themselves (identity), never by ``id()`` or a counter.
@@ -114,9 +115,9 @@ class Share(Enum):
     LOOP_BACK = "loop_back"  # iter-arg ``index`` <- the trailing yield's value ``index``
     LOOP_RESULT = "loop_result"  # result ``index`` <- iter-arg ``index``
     IF_RESULT = "if_result"  # result ``index`` <- an arm's yield value ``index``
-    #: a program function's result (or tuple element ``Edge.element`` of it, read by
-    #: ``pair[k]``) <- argument ``index``, whose storage the callee may return (its tile, a view,
-    #: a slice of it: ``Edge.window`` when it is exactly a constant window of it)
+    #: a program function's result (or element k of a returned tuple, at the statement
+    #: ``x = pair[k]``) <- argument ``index``, whose storage the callee may return (its tile:
+    #: ``Edge.whole``; a part of it: ``Edge.window`` when it is exactly a window of it)
     CALL = "call"
     ITEM = "item"  # dst = tup[index] <- a tuple whose storage is not known element by element
 
