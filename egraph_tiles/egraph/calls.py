@@ -38,8 +38,8 @@ from __future__ import annotations
 from ..ir import ops
 from ..ir.effects import (PREFIX, Effects, Share, call_of, call_operands, call_summaries,
                           callee_name, constant_window, whole_tile)
-from ..ir.exprs import Call, TupleItem, Var, VarRef
-from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, walk
+from ..ir.exprs import Call, TupleItem, Var, VarRef, free_vars
+from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
 
 __all__ = ["PREFIX", "callee_name", "param_uses", "result_uses", "result_written",
@@ -242,15 +242,44 @@ def _result_written(program: Program, name: str) -> bool:
     sums = call_summaries(program)
     for fn in program.functions:
         fx = None
+        items: dict[Var, list[Var]] | None = None
         for s in walk(fn.body):
             call = call_of(s)
             if call is None or call.op != op or not isinstance(s, AssignStmt):
                 continue
-            fx = fx or sums.effects(fn)  # type: ignore[union-attr]
-            p = fx.point(s)
-            lo = p.loops[0] if p.loops else p.pos
-            if fx.written_in(s.target, lo, fx.size):
+            if fx is None:
+                fx = sums.effects(fn)  # type: ignore[union-attr]
+                items = {}
+                for t in walk(fn.body):  # (``x = pair[k]``: the elements of a tuple result)
+                    if isinstance(t, AssignStmt) and isinstance(t.value, TupleItem) \
+                            and isinstance(t.value.value, VarRef):
+                        items.setdefault(t.value.value.var, []).append(t.target)
+            if _stale_or_written(fx, s, {s.target, *items.get(s.target, ())}):  # type: ignore[union-attr]
                 return True
+    return False
+
+
+def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> bool:
+    """Whether, after the call ``s`` (from the start of the outermost loop around it), the
+    caller writes through its result, or writes the storage the result shares and reads the
+    result after that write: a copy returned in place of the window would then miss the write."""
+    p = fx.point(s)
+    lo = p.loops[0] if p.loops else p.pos
+    part = _derived(fx, results)
+    after = [w for w in fx.writes if w.point > lo and fx.same_storage(w.var, s.target)]
+    if not after:
+        return False
+    if any(w.var in part for w in after):
+        return True
+    for q in range(lo + 1, fx.size + 1):
+        t = fx.stmt_at(q)
+        if t is s or not any(v in part for e in stmt_exprs(t) for v in free_vars(e)):
+            continue
+        # a read of the result: after a write (a write in a loop around the read but not
+        # around the call precedes the read's next trip; a call inside a loop: any write in
+        # it, whatever the order, as a carried result is read on the next trip)
+        if p.loops or fx.written_before_use(s.target, p.pos, p.loops, t):
+            return True
     return False
 
 

@@ -203,7 +203,8 @@ def operand_context(op_name: str, index: int | None) -> ops.Role | None:
 
 
 #: what writes a returned window a caller writes through (the rejection names it)
-_RETURNED = "the return (a caller writes through the returned view)"
+_RETURNED = ("the return (a caller writes through the returned view, or reads it after writing "
+             "the argument)")
 
 
 def _by_stmt(items: list) -> dict[Stmt, list]:
