@@ -5,8 +5,9 @@ memory effects of ``ir.effects``, where each use sits and what one execution the
 
 * ``(InLoop u L)`` — use ``u`` sits inside loop ``L`` (loops are named by their program point),
   and a copy made before ``L`` would read nothing the program does not read itself (stated only
-  when the window's offsets are constants, or the use runs on every iteration of ``L`` and ``L``
-  provably runs at least once);
+  when the window's offsets are constants, or every path through ``L``'s first iteration reaches
+  the use: ``L`` and every loop between it and the use provably run, and no ``if`` around the
+  use and no ``break`` / ``continue`` / ``return`` before it);
 * ``(UseWeight u k)`` / ``(LoopWeight L k)`` — how many times the copy runs at its usual place /
   just before ``L``, in thousandths (the product of the trip counts of the enclosing loops, a
   default weight for a symbolic bound, a default probability per ``if`` arm).  A copy run once
@@ -17,7 +18,8 @@ memory effects of ``ir.effects``, where each use sits and what one execution the
 * ``(Inv (Sym s) L)`` — scalar ``s`` is defined before ``L`` (so not ``L``'s loop variable, nor a
   value defined inside ``L``);
 * ``(HoistRoom w L)`` — a copy of window ``w`` fits in its memory space for the whole loop nest
-  of ``L`` next to the tiles already live there (the per-memory-space capacities).
+  of ``L`` next to the nest's peak live bytes (the tiles live across it and the body's own
+  temporaries) and the copies admitted before it (the per-memory-space capacities).
 
 The rules below then price every copy by bytes × executions, derive loop invariance of offsets,
 and offer ``(CopyOut w mem ctx L)`` — the same copy made once just before ``L`` — for every

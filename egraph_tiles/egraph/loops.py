@@ -7,7 +7,9 @@
 * **Hoisting facts** (``rules.hoist`` decides): for each use of a window inside a loop, the
   loops it may be hoisted out of, the weights of the candidate places, the tiles nothing in the
   loop writes (``ir.effects``: any alias, view, write-back or carry counts), the scalars defined
-  before the loop, and whether the copy fits in its memory space (:attr:`CostModel.capacity`).
+  before the loop, whether a copy before the loop reads only what the program reads (no early
+  exit, ``if`` or possibly-empty loop before the use), and whether the copy fits in its memory
+  space next to the nest's peak live bytes (:attr:`CostModel.capacity`).
 
 Everything here is read from the program and its memory effects; nothing is decided here.
 """
@@ -21,8 +23,8 @@ from itertools import accumulate, islice, repeat
 from ..rules.hoist import MILLI
 from ..ir.effects import Effects, Point, call_of, function_effects, op_effect, operand_index
 from ..ir.exprs import Call, Var, VarRef, const_int, free_vars
-from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
-                        WhileStmt, YieldStmt, stmt_exprs)
+from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
+                        ReturnStmt, Stmt, WhileStmt, YieldStmt, stmt_exprs)
 from ..ir.ops import Role, Storage
 from ..ir.target import copy_bytes
 from ..ir.types import MemorySpace, TileType
@@ -93,6 +95,9 @@ class Weights:
 _VEC_COPY, _CUBE_COPY = (Role.ORD, Role.COLX), (Role.LEFT, Role.RIGHT)
 _VEC, _MAT = MemorySpace.Vec, MemorySpace.Mat
 _ESCAPES = (Storage.VIEW, Storage.WRITES)
+#: statements that leave the loop body early, and those around a use it may not reach
+_EXITS = (BreakStmt, ContinueStmt, ReturnStmt)
+_BRANCHES = (IfStmt, ForStmt, WhileStmt)
 
 
 def milli(w: int | Fraction) -> int:
@@ -194,9 +199,12 @@ class _Facts:
         return ok
 
     def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
-        """A copy before ``loop`` reads the window even when the use would not run; allowed when
-        the window is certainly inside its source (constant offsets), or the use runs on every
-        iteration (no ``if``, ``break`` or ``continue`` before it) of a loop that runs."""
+        """A copy before ``loop`` reads the window even when the use would not run.  Allowed when
+        the window is certainly inside its source (constant offsets), or the use runs in the
+        first iteration of ``loop``, which provably runs: every path through the body from its
+        start reaches the use — no ``if`` around it, no ``break`` / ``continue`` / ``return``
+        before it (an early exit skips it), and every loop between ``loop`` and the use provably
+        runs too (a ``while`` or a ``for`` that may run zero times skips it)."""
         if self.const_offsets(site.window):
             return True
         n = Effects.trip_count(loop)
@@ -206,9 +214,11 @@ class _Facts:
         q = self.fx.point(site.stmt).pos
         for p in range(lp.pos + 1, q):
             s = self.fx.stmt_at(p)
-            if isinstance(s, (BreakStmt, ContinueStmt)) or (
-                    isinstance(s, IfStmt) and self.fx.point(s).end >= q):
+            if isinstance(s, _EXITS):
                 return False
+            if isinstance(s, _BRANCHES) and self.fx.point(s).end >= q:
+                if isinstance(s, IfStmt) or not Effects.trip_count(s):
+                    return False
         return True
 
     def offset_vars(self, windows: set[Window]) -> set[Var]:
@@ -228,9 +238,11 @@ class _Facts:
 
     def live_bytes(self, mems: set[str], points: list[int]) -> dict[str, dict[int, int]]:
         """Per memory space, the bytes of storage live at each of ``points`` (program points): a
-        storage class is live from just after its first definition through its last read (each
-        class once, sized by its representative's type; symbolic shapes are not counted).  A
-        loop's entry point sees what is live across it."""
+        storage class occupies its buffer from its first definition (the statement writing it
+        holds it next to its operands) through its last read, or its definition when it is
+        never read (each class once, sized by its representative's type; symbolic shapes are
+        not counted).  A loop's entry point sees what is live across it (what its body defines
+        starts later); a point of its body sees the body's own temporaries too."""
         fx = self.fx
         parent, storage = fx._parent, fx.storage
         qs = sorted(points)
@@ -269,8 +281,8 @@ class _Facts:
                             read[a.var] = pos  # type: ignore[attr-defined]
             pos += 1
         # positions as segments: ``seg[p]``, the number of points at or before program point p
-        # (a range (lo, hi] holds the points numbered seg[lo] to seg[hi] - 1: none unless
-        # seg[lo] < seg[hi]; a never-read variable, hi 0, holds none)
+        # (a range [lo, hi] holds the points numbered seg[lo - 1] to seg[hi] - 1: none unless
+        # seg[lo - 1] < seg[hi]; a never-read variable holds the point of its definition)
         seg: list[int] = []
         for k, q in enumerate(qs):
             seg += repeat(k, q - len(seg))
@@ -280,7 +292,7 @@ class _Facts:
         last_read, up_of, span_of = read.pop, parent.get, span.get
         shared = set(parent.values())  # (every representative of a class of several, and more)
         for v, (pos, _path) in fx.defs.items():
-            lo, hi = seg[pos], seg[last_read(v, 0)]
+            lo, hi = seg[pos - 1], seg[max(last_read(v, 0), pos)]
             up = up_of(v)  # (:meth:`Effects.storage` inline for a class of one or a root's child)
             if up is None and v not in shared:  # a class of one: its own range, if it holds a point
                 if lo < hi:
@@ -382,14 +394,14 @@ class _Facts:
                 if all(fx.defs.get(v, (0,))[0] < lpos for v in sym_vars[k]):
                     self.row("SymStableRow", k, lpos)
         # capacity: per loop nest and memory space, admit copies by benefit while they fit next
-        # to the tiles live across every loop of the nest
-        profile = self.live_bytes({mem for _, mem in cands}, list(loops)) if cands else {}
-        nest_loops: dict[int, list[int]] = {}
-        for lp, loop in loops.items():
-            nest_loops.setdefault((fx.point(loop).loops or (lp,))[0], []).append(lp)
+        # to the nest's peak: the most bytes live at any point of it, the tiles live across it
+        # and the body's own temporaries alike (a hoisted copy holds its buffer at every point)
+        nests = sorted({nest for nest, _ in cands})
+        points = [p for nest in nests for p in range(nest, fx.loop_end(nest) + 1)]
+        profile = self.live_bytes({mem for _, mem in cands}, points) if cands else {}
         for (nest, mem), by in cands.items():
             at = profile.get(mem, {})
-            live = max(at.get(lp, 0) for lp in nest_loops[nest])
+            live = max(at.get(p, 0) for p in range(nest, fx.loop_end(nest) + 1))
             cap = self.model.capacity.get(mem)
             used = live
             for w in sorted(by, key=lambda x: (-by[x], x.key)):

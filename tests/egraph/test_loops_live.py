@@ -1,6 +1,7 @@
-"""The capacity check of hoisting (``egraph.loops``) counts the tiles live across a loop: a tile
-is live from just after its definition through its last read, so one read only before the loop
-is not counted and one read after the loop is (the refusal names the live bytes)."""
+"""The capacity check of hoisting (``egraph.loops``) counts the bytes live at the loop nest's
+peak: a tile occupies its buffer from its definition through its last read, so one read only
+before the loop is not counted, one read after the loop is, and so is a temporary of the body
+(the refusal names the live bytes)."""
 
 from __future__ import annotations
 
@@ -68,3 +69,16 @@ part = pl.tile.reshape(late, [32, 8])
 out1 = pl.store(part, [0, 0], out)
 """
     assert "Vec would hold 5632 B live + 512 B" in refusal(T + before + LOOP + after)
+
+
+def test_a_temporary_of_the_loop_body_counts_at_its_peak():
+    body = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    t = pl.tile.create([16, 32], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+    u = pl.tile.add(t, t)
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+"""
+    # t (2048 B) and u (2048 B) coexist at the first add: 4608 + 4096
+    assert "Vec would hold 8704 B live + 512 B" in refusal(T + body)

@@ -329,3 +329,90 @@ for i, (acc,) in pl.range(0, 8, 1, init_values=(z,)):
     assert (f["bytes_after"], f["dynamic_after"]) == (512, 8 * 512)
     assert f["decisions"][0]["dynamic_bytes"] == 8 * 512
     assert "0 -> 512 static, 0 -> 4096 dynamic" in rep.explain()
+
+
+# --- speculation: a copy before the loop must read only what the program reads ---------------
+
+
+def test_copy_after_an_early_return_in_the_loop_is_not_hoisted():
+    # for c0 > 56 the program returns before reading the window (columns [c0, c0 + 8) would
+    # leave the 64-column tile); a copy before the loop would read it anyway
+    body = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    if c0 > 56:
+        return acc
+    w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, c0])
+    nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+"""
+    ext = "pl.tile.extract(local, 0, c0, shape=[16, 8], target_memory=pl.Mem.Vec)"
+    assert_canonicalizes(X, T + body, T + body.replace(
+        "w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, c0])",
+        f"w_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = {ext}").replace("acc, w)", "acc, w_ext)"))
+
+
+def test_copy_before_an_early_return_in_the_loop_is_hoisted():
+    # the window is read in the first iteration before any exit: the copy reads nothing new
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, c0])
+    nxt = pl.tile.add(acc, w)
+    if c0 > 56:
+        return nxt
+    res = pl.yield_(nxt)
+""")
+    assert fr.dynamic_after == 512
+
+
+def test_copy_inside_an_inner_loop_that_may_run_zero_times_is_not_hoisted():
+    # for n = 0 the inner loop never reads the window: it stays inside both loops
+    body = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    for j, (acc2,) in pl.range(0, n, 1, init_values=(acc,)):
+        w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, c0])
+        nxt: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(acc2, w)
+        r2 = pl.yield_(nxt)
+    res = pl.yield_(r2)
+"""
+    ext = "pl.tile.extract(local, 0, c0, shape=[16, 8], target_memory=pl.Mem.Vec)"
+    assert_canonicalizes(X, T + body, T + body.replace(
+        "w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, c0])",
+        f"w_ext: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = {ext}").replace("acc2, w)", "acc2, w_ext)"))
+
+
+def test_copy_inside_an_inner_loop_that_always_runs_is_hoisted_out_of_both():
+    _, fr = run("""
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    for j, (acc2,) in pl.range(0, 2, 1, init_values=(acc,)):
+        w = pl.tile.slice(local, [16, 8], [0, c0])
+        nxt = pl.tile.add(acc2, w)
+        r2 = pl.yield_(nxt)
+    res = pl.yield_(r2)
+""")
+    assert fr.dynamic_after == 512
+
+
+# --- capacity: the loop body's peak, its temporaries included ---------------------------------
+
+#: a loop whose body peaks at exactly 192 KiB of Vec: local (4096 B) and the carry (512 B) live
+#: across it, and two 96000 B temporaries (big read by the muls that defines big2)
+PEAK_192K = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    big = pl.tile.create([16, 1500], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+    big2 = pl.tile.muls(big, 2.0)
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    res = pl.yield_(nxt)
+"""
+
+
+def test_hoist_that_would_exceed_the_loop_bodys_peak_capacity_is_refused():
+    _, fr = run(PEAK_192K)
+    (d,) = [d for d in fr.decisions if d.decision == "copy"]
+    assert fr.dynamic_after == 4 * 512
+    assert "Vec would hold 196608 B live + 512 B = 197120 B > capacity 196608 B" in d.reason
+
+
+def test_hoist_fits_when_the_loop_bodys_peak_leaves_room():
+    _, fr = run(PEAK_192K, cost=CostModel(capacity={"Vec": 196608 + 512}))
+    assert fr.dynamic_after == 512
