@@ -8,7 +8,7 @@ allocation-planning sentinel (-1) is an aligned root (``FreshAlloc``); a memref 
 gives ``8 * Mult(e)``; anything else gives no fact, so nothing is proven about it.
 """
 
-from .sorts import CAP
+from ..ir.target import CAP
 
 RULES = f"""
 (relation MemOf (Tile String))

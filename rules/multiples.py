@@ -8,7 +8,7 @@ and SSA definitions are unions, so they need no rule here.  Beyond the seed: a l
 min of theirs.  For powers of two, gcd is ``min`` and a product's power-of-two part is the product.
 """
 
-from .sorts import CAP
+from ..ir.target import CAP
 
 RULES = f"""
 (function Mult (Idx) i64 :merge (max old new))

@@ -60,7 +60,6 @@ by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (m
 
 from collections.abc import Callable
 
-CAP = 1 << 30  # known multiples are capped here (powers of two; products stay inside i64)
 #: children of one node of the extraction root tree (``egraph.schedule.root_tree``): a wide
 #: tree has few inner nodes (at 1,000 statements ~72 instead of ~500 for a binary one, issue 13)
 ROOT_ARITY = 8

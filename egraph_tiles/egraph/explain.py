@@ -17,7 +17,7 @@ from ..ir import ops
 from ..ir.effects import call_of
 from ..ir.exprs import BinOp, Expr, const_int
 from ..dsl.printer import format_expr
-from ..ir.target import ALIGN_BITS
+from ..ir.target import ALIGN_BITS, CAP
 from ..ir.types import MemorySpace, TileType
 from .decode import Decision
 from .encode import ExtSite, UseSite, Window
@@ -25,7 +25,6 @@ from .loops import window_bytes
 from .report import SliceDecision
 from .schedule import class_of
 
-CAP = 1 << 30  # the known-multiple lattice's top (rules.sorts.CAP)
 
 #: (module constants: an enum member looked up on its class is slow, and these run per decision)
 _CUBE, _COLX, _VEC = (ops.Role.LEFT, ops.Role.RIGHT), ops.Role.COLX, MemorySpace.Vec

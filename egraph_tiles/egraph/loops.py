@@ -21,6 +21,7 @@ from fractions import Fraction
 from itertools import accumulate, islice, repeat
 
 from ..rules.hoist import MILLI
+from ..ir.copies import copies as copy_statements, known_bytes
 from ..ir.effects import Effects, Point, call_of, function_effects, op_effect, operand_index
 from ..ir.exprs import Call, Var, VarRef, const_int, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
@@ -424,18 +425,14 @@ def hoist_facts(fn: Function, fx: Effects, enc: Encoding, model: CostModel) -> H
     return _Facts(fn, fx, enc, model).run()
 
 
-def dynamic_copy_bytes(fn: Function, model: CostModel) -> int:
-    """Bytes the function's ``tile.extract`` statements move per call: bytes × executions."""
-    from ..metrics import extract_bytes
-
-    total: int | Fraction = 0
-    fx = function_effects(fn)
-    weight = Weights(fx, model)
-    for s in fx.points:  # (every statement)
-        w = weight[s]
-        call = call_of(s)
-        if call is not None and call.op == "tile.extract":
-            total += extract_bytes(s.target if isinstance(s, AssignStmt) else None, call) * w
+def dynamic_copy_bytes(fn: Function, model: CostModel, strict: bool = False) -> int:
+    """Bytes the function's copies (``ir.copies``) move per call: bytes × the executions of
+    each copy's place (an unknown size counts 0, or raises when ``strict``)."""
+    copies = list(copy_statements(fn))
+    if not copies:
+        return 0
+    weight = Weights(function_effects(fn), model)
+    total: int | Fraction = sum(known_bytes(c, strict) * weight[c.stmt] for c in copies)
     return round(total)
 
 
