@@ -18,6 +18,7 @@ from ..ir.mutator import StmtVisitor
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import ScalarType, TileType, Type
+from ..rules.sorts import IDX_OPS, idx_table
 from .calls import callee_name, param_uses, returned_param
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
@@ -26,7 +27,7 @@ _FRESH = object()
 _UNKNOWN = object()
 
 #: the index operators with a term of their own, and its row table
-_IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
+_IDX_ROWS = {op: idx_table(op) for op in IDX_OPS}
 
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge (issue 13)
@@ -342,7 +343,7 @@ class Encoder(StmtVisitor):
             self._n = k = self._n + 1
             self._rows[_IDX_ROWS[e.op]].append((k, a, b))  # type: ignore[attr-defined]
             return k
-        # anything else (floor division, modulo, negation, calls) is an opaque symbol
+        # anything else (negation, calls, ...) is an opaque symbol
         name = self.fresh("o")
         self.enc.syms[name] = e
         self.row("IdxSymRow", self._n, name)

@@ -349,6 +349,10 @@ def _combine(op: str, a: Interval, b: Interval) -> Interval:
     if op == "//" and bl is not None and bl == bh and bl > 0:
         return (None if al is None else al // bl, None if ah is None else ah // bl)
     if op == "%" and bl is not None and bl == bh and bl > 0:
+        # a non-negative dividend below the modulus is its own remainder: (i*8) % 64 for
+        # i in [0, 3] is i*8, in [0, 24]
+        if al is not None and al >= 0 and ah is not None and ah < bl:
+            return al, ah
         return 0, bl - 1
     return _NONE
 
