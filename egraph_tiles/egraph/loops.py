@@ -29,6 +29,7 @@ from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, 
 from ..ir.ops import Role, Storage
 from ..ir.target import copy_bytes
 from ..ir.types import MemorySpace, TileType
+from ..ir.verify import windows_in_bounds
 from .encode import Encoding, UseSite, Window
 
 #: On-chip capacities of an Ascend 910B-class AI Core (bytes): Unified Buffer (Vec) 192 KB,
@@ -155,7 +156,8 @@ class _Facts:
         self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
         self.weight = Weights(fx, model)
         self.out = HoistFacts()
-        self._const_offsets: dict[Window, bool] = {}
+        self._inside: dict[Window, bool] = {}
+        self._in_bounds: set[Stmt] | None = None
 
     def row(self, table: str, *values: object) -> None:
         self.out.rows.setdefault(table, []).append(values)
@@ -190,23 +192,31 @@ class _Facts:
         i = site.slot[1] if site.slot[0] == "arg" else operand_index(call, site.slot[1])
         return isinstance(i, int) and (eff.of != i or eff.storage not in _ESCAPES)
 
-    def const_offsets(self, w: Window) -> bool:
-        """Whether every slice of ``w``'s chain has constant offsets: then the window is
-        certainly inside its source (the verifier checks constant offsets)."""
-        ok = self._const_offsets.get(w)
+    def inside(self, w: Window) -> bool:
+        """Whether every slice of ``w``'s chain lies inside its source for every value its
+        offsets can take: constant offsets (the verifier checks them), or offsets whose bounds
+        the verifier proves inside (``ir.verify.windows_in_bounds``, computed on first need)."""
+        ok = self._inside.get(w)
         if ok is None:
-            ok = self._const_offsets[w] = (all(const_int(e) is not None for e in w.offsets)
-                                           and (w.parent is None or self.const_offsets(w.parent)))
+            here = all(const_int(e) is not None for e in w.offsets)
+            if not here:
+                if self._in_bounds is None:
+                    try:
+                        self._in_bounds = windows_in_bounds(self.fn)
+                    except ValueError:  # (an ill-typed function: nothing proven in bounds)
+                        self._in_bounds = set()
+                here = w.stmt in self._in_bounds
+            ok = self._inside[w] = here and (w.parent is None or self.inside(w.parent))
         return ok
 
     def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
         """A copy before ``loop`` reads the window even when the use would not run.  Allowed when
-        the window is certainly inside its source (constant offsets), or the use runs in the
+        the window is inside its source for every value of its offsets, or the use runs in the
         first iteration of ``loop``, which provably runs: every path through the body from its
         start reaches the use — no ``if`` around it, no ``break`` / ``continue`` / ``return``
         before it (an early exit skips it), and every loop between ``loop`` and the use provably
         runs too (a ``while`` or a ``for`` that may run zero times skips it)."""
-        if self.const_offsets(site.window):
+        if self.inside(site.window):
             return True
         n = Effects.trip_count(loop)
         if n is None or n < 1:

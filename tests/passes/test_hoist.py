@@ -416,3 +416,37 @@ def test_hoist_that_would_exceed_the_loop_bodys_peak_capacity_is_refused():
 def test_hoist_fits_when_the_loop_bodys_peak_leaves_room():
     _, fr = run(PEAK_192K, cost=CostModel(capacity={"Vec": 196608 + 512}))
     assert fr.dynamic_after == 512
+
+
+def test_window_under_an_if_in_bounds_for_every_offset_value_is_hoisted():
+    # j in [0, 3]: columns [j*8 + 3, j*8 + 11) lie inside the 64 columns whatever the guard
+    # says, so a copy before the inner loop reads nothing outside the tile
+    _, fr = run("""
+for j, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    for i, (acc2,) in pl.range(0, 8, 1, init_values=(acc,)):
+        if c0 < i:
+            w = pl.tile.slice(local, [16, 8], [0, j * 8 + 3])
+            nxt = pl.tile.add(acc2, w)
+            r = pl.yield_(nxt)
+        else:
+            r = pl.yield_(acc2)
+        r2 = pl.yield_(r)
+    res = pl.yield_(r2)
+""")
+    assert fr.dynamic_after == 4 * 512
+
+
+def test_clamped_offset_under_an_if_is_hoisted():
+    # k = min(max(c0, 0), 56): [k, k + 8) is inside the 64 columns for every c0
+    _, fr = run("""
+k = pl.min(pl.max(c0, 0), 56)
+for i, (acc,) in pl.range(0, 8, 1, init_values=(z,)):
+    if c0 < i:
+        w = pl.tile.slice(local, [16, 8], [0, k])
+        nxt = pl.tile.add(acc, w)
+        r = pl.yield_(nxt)
+    else:
+        r = pl.yield_(acc)
+    res = pl.yield_(r)
+""")
+    assert fr.dynamic_after == 512
