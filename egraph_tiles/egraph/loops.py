@@ -158,6 +158,7 @@ class _Facts:
         self.out = HoistFacts()
         self._inside: dict[Window, bool] = {}
         self._in_bounds: set[Stmt] | None = None
+        self._allocates: dict[str, bool] = {}
 
     def row(self, table: str, *values: object) -> None:
         self.out.rows.setdefault(table, []).append(values)
@@ -247,15 +248,30 @@ class _Facts:
                 todo.extend(free_vars(d))
         return seen
 
+    def allocates(self, v: Var, s: Stmt | None) -> bool:
+        """Whether ``v``'s definition ``s`` allocates a buffer: a call whose registry effect is
+        a fresh result, or an opaque call (its result's storage is unknown: counted)."""
+        if type(s) is not AssignStmt or s.target is not v or type(s.value) is not Call:  # type: ignore[union-attr]
+            return False
+        op = s.value.op  # type: ignore[union-attr]
+        got = self._allocates.get(op)
+        if got is None:
+            eff = op_effect(op)
+            got = self._allocates[op] = eff is None or eff.storage is Storage.FRESH
+        return got
+
     def live_bytes(self, mems: set[str], points: list[int]) -> dict[str, dict[int, int]]:
-        """Per memory space, the bytes of storage live at each of ``points`` (program points): a
-        storage class occupies its buffer from its first definition (the statement writing it
-        holds it next to its operands) through its last read, or its definition when it is
-        never read (each class once, sized by its representative's type; symbolic shapes are
-        not counted).  A loop's entry point sees what is live across it (what its body defines
-        starts later); a point of its body sees the body's own temporaries too."""
+        """Per memory space, the bytes of storage live at each of ``points`` (program points):
+        each buffer (:meth:`allocates`) is held from its definition (the statement writing it
+        holds it next to its operands) through the last read of its storage class — to the end
+        of the loop when that read is in a loop the definition is outside of, which reads it on
+        every trip — or only at its definition when nothing reads it (sized by its type;
+        symbolic shapes are not counted).
+        A loop's entry point sees what is live across it (what its body defines starts later);
+        a point of its body sees the body's own temporaries too.  A value carried around a loop
+        is over-counted by at most its initializer (both are live through the body)."""
         fx = self.fx
-        parent, storage = fx._parent, fx.storage
+        storage = fx.storage
         qs = sorted(points)
         read: dict[Var, int] = {}  # var -> its last read (increasing: the latest pos wins)
         stmts = fx.stmts
@@ -298,37 +314,39 @@ class _Facts:
         for k, q in enumerate(qs):
             seg += repeat(k, q - len(seg))
         seg += repeat(len(qs), len(stmts) - len(seg))
-        # per storage class: the segments of its first definition and its last read
-        span: dict[Var, list[int]] = {}
-        last_read, up_of, span_of = read.pop, parent.get, span.get
-        shared = set(parent.values())  # (every representative of a class of several, and more)
+        # per storage class: the last read of any of its members
+        class_read: dict[Var, int] = {}
+        for v, q in read.items():
+            r = storage(v)
+            if q > class_read.get(r, 0):
+                class_read[r] = q
+        # per buffer (a variable whose definition allocates one): from its definition through
+        # the last read of anything that may name it (its storage class).  Views, aliases,
+        # write-back results, carries and if results name a buffer, they allocate none; two
+        # buffers of one class (an initializer and the value a loop yields) count twice
+        span: list[tuple[Var, int, int]] = []
+        points = fx.points
         for v, (pos, _path) in fx.defs.items():
-            lo, hi = seg[pos - 1], seg[max(last_read(v, 0), pos)]
-            up = up_of(v)  # (:meth:`Effects.storage` inline for a class of one or a root's child)
-            if up is None and v not in shared:  # a class of one: its own range, if it holds a point
-                if lo < hi:
-                    span[v] = [lo, hi]
+            s = stmts[pos]
+            if not self.allocates(v, s):
                 continue
-            r = v if up is None else up if up not in parent else storage(v)
-            got = span_of(r)
-            if got is None:
-                span[r] = [lo, hi]
-            else:
-                if lo < got[0]:
-                    got[0] = lo
-                if hi > got[1]:
-                    got[1] = hi
-        for v, hi in read.items():  # (read, never defined: parameters) extends a defined class
-            got = span_of(storage(v))
-            if got is not None and seg[hi] > got[1]:
-                got[1] = seg[hi]
+            last = class_read.get(storage(v), 0)
+            if last > pos:  # read in a loop its definition is outside of: every trip reads it
+                outer = points[stmts[last]].loops  # type: ignore[index]
+                if outer:
+                    inner = points[s].loops  # type: ignore[index]
+                    for lp in outer:
+                        if lp not in inner:
+                            last = fx.loop_end(lp)
+                            break
+            lo, hi = seg[pos - 1], seg[max(last, pos)]
+            if lo < hi:
+                span.append((v, lo, hi))
         # per memory space, the change of the live bytes at each point (by index in ``qs``)
         diff: dict[str, list[int]] = {}
         # by type object (few, shared; each held by its variables, so its id is not reused)
         sizes: dict[int, tuple[str, int] | None] = {}
-        for r, (i, j) in span.items():
-            if i >= j:  # (most classes: no point in their range)
-                continue
+        for r, i, j in span:
             t = r.type
             if id(t) not in sizes:
                 sizes[id(t)] = _live_size(t)
