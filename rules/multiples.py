@@ -44,6 +44,8 @@ RULES = f"""
 ; so (i*8) % 32 is a multiple of 8
 (rule ((= e (Mod a b)) (= ma (Mult a)) (= mb (Mult b))) ((set (Mult e) (min ma mb)))
       :ruleset multiples :name "mult-mod")
+; any other quotient is an integer: only known to be a multiple of 1 (as a symbol is)
+(rule ((= e (FloorDiv a b))) ((set (Mult e) 1)) :ruleset multiples :name "mult-floordiv-integer")
 {FLOORDIV}; loop variable of pl.range(start, stop, step): multiple of gcd(start, step)
 (rule ((LoopVar v start step) (= ms (Mult start)) (= mt (Mult step)))
       ((set (Mult v) (min ms mt))) :ruleset multiples :name "mult-loop-var")

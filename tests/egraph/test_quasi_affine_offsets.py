@@ -67,7 +67,7 @@ def check_text(text: str):
     return Checker(SIGS).check(rule)
 
 
-@pytest.mark.parametrize("name", ["mult-mod", *(f"mult-floordiv-{1 << k}" for k in range(1, 13))])
+@pytest.mark.parametrize("name", ["mult-mod", "mult-floordiv-integer", *(f"mult-floordiv-{1 << k}" for k in range(1, 13))])
 def test_quasi_affine_multiple_transfer_function_is_proved(name):
     v = Checker(SIGS).check(BY_NAME[("multiples", name)])
     assert v.status == "proved", v
