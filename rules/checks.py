@@ -103,6 +103,13 @@ RULES = f"""
 (rule ((WrittenBy w n) (= w (NT k)) (= w (Win b r c h wd)) (MemOf w "Vec") (= 0 (ViewProven w)))
       ((WriteViolation k n) (WindowWriteViolation k)) :ruleset checks :name "written-window-violation")
 
+; a scalar store (registry family SCALAR: tile.write) writes one element at the window's
+; address: its operand is never copied and needs no alignment, so it asks for no view proof; the
+; window's other uses still read written storage
+(relation ScalarWrittenBy (Tile i64))
+(rule ((ScalarWrittenBy d n) (ViewOf d s)) ((ScalarWrittenBy s n))
+      :ruleset written :name "scalar-written-through-view")
+
 ; Issue 15 item 4: an op the registry cannot classify may write any tile operand.  A window it
 ; reaches (directly, or through a view / alias / carry, as for a registered write) can be neither
 ; copied (a copy could swallow the write) nor used as an unaligned view (#1789): it stays only as
@@ -174,6 +181,9 @@ LOAD = f"""
 (rule (({row("RawVecRow")} n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
       :ruleset load :name "load-raw-vector-use")
 (rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")
+(rule (({row("ScalarWriteRow")} n t)) ((ScalarWrittenBy (NT t) n)) :ruleset load :name "load-scalar-write")
+(rule ((UseRow k t ctx) (ScalarWrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written
+      :name "scalar-written-use")
 (rule (({row("MayWriteRow")} n t)) ((MayWrittenBy (NT t) n)) :ruleset load :name "load-may-write")
 (rule ((UseRow k t ctx) (MayWrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written
       :name "may-written-use")

@@ -5,8 +5,9 @@ memory effects of ``ir.effects``, where each use sits and what one execution the
 
 * ``(InLoop u L)`` — use ``u`` sits inside loop ``L`` (loops are named by their program point),
   and a copy made before ``L`` would read nothing the program does not read itself (stated only
-  when the window's offsets are constants, or the use runs on every iteration of ``L`` and ``L``
-  provably runs at least once);
+  when the window's offsets are constants, or every path through ``L``'s first iteration reaches
+  the use: ``L`` and every loop between it and the use provably run, and no ``if`` around the
+  use and no ``break`` / ``continue`` / ``return`` before it);
 * ``(UseWeight u k)`` / ``(LoopWeight L k)`` — how many times the copy runs at its usual place /
   just before ``L``, in thousandths (the product of the trip counts of the enclosing loops, a
   default weight for a symbolic bound, a default probability per ``if`` arm).  A copy run once
@@ -15,9 +16,11 @@ memory effects of ``ir.effects``, where each use sits and what one execution the
 * ``(Stable t L)`` — tile ``t``'s storage is defined before ``L`` and **nothing in ``L`` writes
   it**, directly or through any alias, view, write-back or loop carry sharing it;
 * ``(Inv (Sym s) L)`` — scalar ``s`` is defined before ``L`` (so not ``L``'s loop variable, nor a
-  value defined inside ``L``);
+  value defined inside ``L``); sums, differences, products, quotients and remainders of
+  invariants are invariant;
 * ``(HoistRoom w L)`` — a copy of window ``w`` fits in its memory space for the whole loop nest
-  of ``L`` next to the tiles already live there (the per-memory-space capacities).
+  of ``L`` next to the nest's peak live bytes (the tiles live across it and the body's own
+  temporaries) and the copies admitted before it (the per-memory-space capacities).
 
 The rules below then price every copy by bytes × executions, derive loop invariance of offsets,
 and offer ``(CopyOut w mem ctx L)`` — the same copy made once just before ``L`` — for every
@@ -72,13 +75,20 @@ RULES = f"""
       :ruleset demand :name "invariance-demand-sub")
 (rule ((NeedInv e l) (= e (Mul a b))) ((NeedInv a l) (NeedInv b l))
       :ruleset demand :name "invariance-demand-mul")
+(rule ((NeedInv e l) (= e (FloorDiv a b))) ((NeedInv a l) (NeedInv b l))
+      :ruleset demand :name "invariance-demand-floordiv")
+(rule ((NeedInv e l) (= e (Mod a b))) ((NeedInv a l) (NeedInv b l))
+      :ruleset demand :name "invariance-demand-mod")
 ; an index is loop-invariant in L when it is a literal, a symbol defined before L, or a sum,
-; difference or product of invariant indices (scalar SSA definitions are unioned with what they
+; difference, product, quotient or remainder of invariant indices (scalar SSA definitions are unioned with what they
 ; name, so ``k = 8`` inside the loop is the literal 8)
 (rule ((NeedInv e l) (= e (Lit c))) ((Inv e l)) :ruleset invariance :name "invariant-literal")
 (rule ((= e (Add a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance :name "invariant-add")
 (rule ((= e (Sub a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance :name "invariant-sub")
 (rule ((= e (Mul a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance :name "invariant-mul")
+(rule ((= e (FloorDiv a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance
+      :name "invariant-floordiv")
+(rule ((= e (Mod a b)) (Inv a l) (Inv b l)) ((Inv e l)) :ruleset invariance :name "invariant-mod")
 ; dynamic cost: a copy at its usual place (the slice's definition, or right before its consumer)
 ; moves its bytes once per execution of that place (UseWeight is in thousandths); the table
 ; keeps the larger of this and the static bytes (``rules.safe``), so a copy is never free and a

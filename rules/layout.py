@@ -8,7 +8,7 @@ allocation-planning sentinel (-1) is an aligned root (``FreshAlloc``); a memref 
 gives ``8 * Mult(e)``; anything else gives no fact, so nothing is proven about it.
 """
 
-from .sorts import CAP
+from ..ir.target import ALIGN_BITS, CAP
 
 RULES = f"""
 (relation MemOf (Tile String))
@@ -38,4 +38,11 @@ RULES = f"""
        (= pm (PitchMult b)) (= bits (Bits b)))
       ((set (AddrMult w) (min mb (min (* (min (* mr pm) {CAP}) bits) (* mc bits)))))
       :ruleset layout :name "window-address-multiple")
+; a constant MemRef byte offset k and a constant column offset c are one constant part of the
+; address, k * 8 + c * bits, judged whole with the exact modulo: aligned when the sum is, though
+; neither part need be (16 B + 4 FP32 = 256 bits); the row part keeps its multiple
+(rule ((= w (Win b r (Lit c) h wd)) (MemrefBytes b (Lit k)) (= mr (Mult r)) (= pm (PitchMult b))
+       (= bits (Bits b)) (= 0 (% (+ (* k 8) (* c bits)) {ALIGN_BITS})))
+      ((set (AddrMult w) (min {ALIGN_BITS} (* (min (* mr pm) {CAP}) bits))))
+      :ruleset layout :name "window-address-exact-constant-part")
 """

@@ -11,7 +11,7 @@ slice whose parent was copied at its definition, the form that reads the parent'
 
 from egraph_tiles.ir.ops import Role
 
-from .sorts import CAP
+from ..ir.target import CAP
 
 ORD, COLX, LEFT, RIGHT = (r.egg for r in (Role.ORD, Role.COLX, Role.LEFT, Role.RIGHT))
 #: the bytes a copy of an ``h`` x ``wd`` window of ``bits``-bit elements moves: the extractor's

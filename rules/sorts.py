@@ -3,12 +3,14 @@
 Sorts
 -----
 ``Idx``   scalar index expressions: ``(Lit 16)``, ``(Sym "v12")`` (a parameter, loop variable or
-          opaque scalar, named by its encoder key), ``Add`` / ``Sub`` / ``Mul``.  Scalar SSA
+          opaque scalar, named by its encoder key), ``Add`` / ``Sub`` / ``Mul`` and the
+          quasi-affine ``FloorDiv`` / ``Mod`` (``//`` / ``%``, rounding toward -inf like Python;
+          ``rules.multiples`` states what is known of them whatever the rounding).  Scalar SSA
           definitions and plain aliases are *unioned* with what they name, so every proof sees
           through them.  The project's one integer sort: the Acc-window check states its offsets
           in it too (``rules.windows``), and the NKI layer's syntax (``rules.arith.Num``) is this
           sort with the same ``Lit`` / ``Add`` / ``Sub`` / ``Mul``, plus constructors only the NKI
-          e-graph builds (a keyed ``Var``, ``Neg``, ``FloorDiv``, ``Mod``, ``OfLin``).  Each
+          e-graph builds (a keyed ``Var``, ``Neg``, ``OfLin``).  Each
           client composes the rulesets it needs: the tile pass ``offsets`` + ``multiples``, the
           Acc windows the same plus its own, the NKI layer the normal form of ``rules.arith``
           with substitution and bounds (``rules.affine``).
@@ -60,7 +62,6 @@ by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (m
 
 from collections.abc import Callable
 
-CAP = 1 << 30  # known multiples are capped here (powers of two; products stay inside i64)
 #: children of one node of the extraction root tree (``egraph.schedule.root_tree``): a wide
 #: tree has few inner nodes (at 1,000 statements ~72 instead of ~500 for a binary one, issue 13)
 ROOT_ARITY = 8
@@ -74,7 +75,9 @@ IDX_SCHEMA = """
   (Sym String :cost 2)
   (Add Idx Idx)
   (Sub Idx Idx)
-  (Mul Idx Idx))
+  (Mul Idx Idx)
+  (FloorDiv Idx Idx)
+  (Mod Idx Idx))
 """
 
 SCHEMA = IDX_SCHEMA + f"""
@@ -98,24 +101,35 @@ SCHEMA = IDX_SCHEMA + f"""
 (function cost_table_Copy (Tile String String) i64 :merge (max old new))
 """
 
+#: The index operators with an ``Idx`` constructor of their own (the DSL's spelling -> the
+#: constructor); each arrives as rows of the table ``Idx<constructor>Row`` (:func:`idx_table`)
+#: and the decoder spells a constructor back with the same table.  Any other operator is opaque.
+IDX_OPS = {"+": "Add", "-": "Sub", "*": "Mul", "//": "FloorDiv", "%": "Mod"}
+
+
+def idx_table(op: str) -> str:
+    """The row table of index operator ``op`` (a key of :data:`IDX_OPS`)."""
+    return f"Idx{IDX_OPS[op]}Row"
+
+
 #: Index expressions arrive as rows of primitive tables (bulk-loaded with egglog's ``input``):
 #: each index table with its column types.
-IDX_TABLES = {"IdxLitRow": "i64 i64", "IdxSymRow": "i64 String", "IdxAddRow": "i64 i64 i64",
-              "IdxSubRow": "i64 i64 i64", "IdxMulRow": "i64 i64 i64", "SymDefRow": "i64 i64",
+IDX_TABLES = {"IdxLitRow": "i64 i64", "IdxSymRow": "i64 String",
+              **{idx_table(op): "i64 i64 i64" for op in IDX_OPS}, "SymDefRow": "i64 i64",
               "LoopRow": "i64 i64 i64"}
 
 
 def _idx_load(read: Callable[[str], str]) -> str:
     """The rules stating the index rows as ``Idx`` terms, logical table ``T`` read as
     ``(read(T) ...)``."""
+    operators = "".join(
+        f'(rule (({read(idx_table(op))} k a b)) ((union (NI k) ({c} (NI a) (NI b)))) '
+        f':ruleset load :name "load-{c.lower()}")\n' for op, c in IDX_OPS.items())
     return f"""
 (ruleset load)
 (rule (({read("IdxLitRow")} k c)) ((union (NI k) (Lit c))) :ruleset load :name "load-literal")
 (rule (({read("IdxSymRow")} k s)) ((union (NI k) (Sym s))) :ruleset load :name "load-symbol")
-(rule (({read("IdxAddRow")} k a b)) ((union (NI k) (Add (NI a) (NI b)))) :ruleset load :name "load-add")
-(rule (({read("IdxSubRow")} k a b)) ((union (NI k) (Sub (NI a) (NI b)))) :ruleset load :name "load-sub")
-(rule (({read("IdxMulRow")} k a b)) ((union (NI k) (Mul (NI a) (NI b)))) :ruleset load :name "load-mul")
-; a scalar SSA definition or alias is unioned with what it names
+{operators}; a scalar SSA definition or alias is unioned with what it names
 (rule (({read("SymDefRow")} s d)) ((union (NI s) (NI d))) :ruleset load :name "load-ssa-definition")
 (rule (({read("LoopRow")} v s t)) ((LoopVar (NI v) (NI s) (NI t))) :ruleset load :name "load-loop-var")
 """
@@ -164,7 +178,7 @@ ROW_TABLES = {**{t: "i64 i64" for t in (
     "PitchRow", "PitchIdxRow", "MemrefRow",  # leaf facts (LOAD below)
     "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # rules.hoist
     "HoistRoomRow",
-    "RawColxRow", "WriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow")},  # rules.checks
+    "RawColxRow", "WriteRow", "ScalarWriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow")},  # rules.checks
     **IDX_TABLES}
 TAGGED = shared_relations(ROW_TABLES, "In_")
 

@@ -34,12 +34,14 @@ from ..ir.mutator import ReadCount, StmtMutator, body_fields
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, ReturnStmt, Span, Stmt,
                         WhileStmt, YieldStmt)
 from ..ir.types import DType, MemorySpace, TileType
+from ..rules.sorts import IDX_OPS
 from .encode import Encoding, ExtSite, UseSite, Window
 from .extract import Term
 
 _SUFFIX = {"Vec": "ext", "Left": "left", "Right": "right"}
 _MEMORY = {m.value: m for m in MemorySpace}  # (faster than the enum's own lookup by value)
 _MEMORY_SYMBOL = {m.value: Symbol(("Mem", m.value), m) for m in MemorySpace}
+_IDX_SPELLING = {c: op for op, c in IDX_OPS.items()}  # an Idx constructor -> its operator
 _ZERO = Const(0)  # (IR nodes are immutable: the new statements may share it)
 
 
@@ -117,8 +119,7 @@ class Decoder(StmtMutator):
         if op == "Sym":
             e = self.enc.syms[t[1]]
             return self._visible_expr(e, pos, path)
-        sym = {"Add": "+", "Sub": "-", "Mul": "*"}[op]
-        return BinOp(sym, self.idx(t[1], pos, path), self.idx(t[2], pos, path))
+        return BinOp(_IDX_SPELLING[op], self.idx(t[1], pos, path), self.idx(t[2], pos, path))
 
     def _visible_expr(self, e: Expr, pos: int, path: tuple[int, ...]) -> Expr:
         """``e`` with every SSA scalar not visible at the placement point replaced by its

@@ -18,6 +18,7 @@ from ..ir.mutator import StmtVisitor
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import ScalarType, TileType, Type
+from ..rules.sorts import IDX_OPS, idx_table
 from .calls import (callee_name, param_uses, result_uses, result_written, returned_param,
                     role_of, whole_source)
 
@@ -27,7 +28,7 @@ _FRESH = object()
 _UNKNOWN = object()
 
 #: the index operators with a term of their own, and its row table
-_IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
+_IDX_ROWS = {op: idx_table(op) for op in IDX_OPS}
 
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge (issue 13)
@@ -141,9 +142,10 @@ class Encoding:
 
 def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
     """Source, rows, columns, row offset and column offset of a plain 3-argument
-    ``tile.slice(src, shape, offset)`` (no valid_shape / drop_dims) with a constant 2-d shape
-    and a 2-d offset; None for any other call."""
-    if call.op != "tile.slice" or len(call.args) != 3 or call.kwargs:
+    ``tile.slice(src, shape, offset)`` (no valid_shape / drop_dims; a ``pad_value`` alone pads
+    nothing, every element being valid) with a constant 2-d shape and a 2-d offset; None for any
+    other call."""
+    if call.op != "tile.slice" or len(call.args) != 3 or not _plain_kwargs(call):
         return None
     src, shape, off = call.args
     # (exact types: no subclass of these expression nodes exists)
@@ -161,6 +163,12 @@ def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
     if rows is None or cols is None:
         return None
     return src.var, rows, cols, offs[0], offs[1]  # type: ignore[attr-defined]
+
+
+def _plain_kwargs(call: Call) -> bool:
+    """Whether a slice's keywords leave it a plain window: none, or only ``pad_value`` (the
+    value of elements outside a valid_shape, of which a slice without one has none)."""
+    return all(k == "pad_value" for k, _ in call.kwargs)
 
 
 def _constant(e: object) -> bool:
@@ -188,7 +196,8 @@ def _has_slice(body: list[Stmt]) -> bool:
 def raw_slice_parts(call: Call) -> tuple[Var, ListExpr, ListExpr] | None:
     """Source, shape and offset of a ``tile.slice`` with valid_shape / drop_dims (not a canonical
     window), when they are a tile variable and two lists; otherwise None (not checked)."""
-    if call.op != "tile.slice" or not (len(call.args) > 3 or call.kwargs) or len(call.args) < 3:
+    if call.op != "tile.slice" or not (len(call.args) > 3 or not _plain_kwargs(call)) \
+            or len(call.args) < 3:
         return None
     src, shape, off = call.args[:3]
     if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)
@@ -350,7 +359,7 @@ class Encoder(StmtVisitor):
             self._n = k = self._n + 1
             self._rows[_IDX_ROWS[e.op]].append((k, a, b))  # type: ignore[attr-defined]
             return k
-        # anything else (floor division, modulo, negation, calls) is an opaque symbol
+        # anything else (negation, calls, ...) is an opaque symbol
         name = self.fresh("o")
         self.enc.syms[name] = e
         self.row("IdxSymRow", self._n, name)
@@ -641,6 +650,9 @@ class Encoder(StmtVisitor):
             if w.opaque:  # an unclassified op may write it: (MayWriteRow n t), never assumed read-only
                 self.row("MayWriteRow", k, self.tile(w.var))
                 self.enc.unclassified.append(WriteSite(k, stmt, w.var, w.op))
+            elif ops.lookup(w.op).family is ops.Family.SCALAR:  # (a registered write)
+                # a scalar store (tile.write): one element, no alignment to prove, never copied
+                self.row("ScalarWriteRow", k, self.tile(w.var))
             else:
                 self.row("WriteRow", k, self.tile(w.var))
                 self.enc.writes.append(WriteSite(k, stmt, w.var, w.op))

@@ -17,7 +17,7 @@ from ..ir import ops
 from ..ir.effects import call_of, callee_name
 from ..ir.exprs import BinOp, Expr, const_int
 from ..dsl.printer import format_expr
-from ..ir.target import ALIGN_BITS
+from ..ir.target import ALIGN_BITS, CAP
 from ..ir.types import MemorySpace, TileType
 from .decode import Decision
 from .encode import ExtSite, UseSite, Window
@@ -25,7 +25,6 @@ from .loops import window_bytes
 from .report import SliceDecision
 from .schedule import class_of
 
-CAP = 1 << 30  # the known-multiple lattice's top (rules.sorts.CAP)
 
 #: (module constants: an enum member looked up on its class is slow, and these run per decision)
 _CUBE, _COLX, _VEC = (ops.Role.LEFT, ops.Role.RIGHT), ops.Role.COLX, MemorySpace.Vec
@@ -158,21 +157,29 @@ def _multiple(eg: eb.EGraph, e: Expr, cls: Callable[[], object | None]) -> int |
 
 def alignment_reason(off_row: Expr, off_col: Expr, pitch: int | None, bits: int,
                      mult_row: int | None, mult_col: int | None, base_mult: int | None,
-                     nbytes: int, kept: bool) -> str:
-    """The arithmetic behind an ordinary-operand decision, from the e-graph's known multiples."""
+                     nbytes: int, kept: bool, base_bytes: int | None = None) -> str:
+    """The arithmetic behind an ordinary-operand decision, from the e-graph's known multiples
+    (``base_bytes``: the base's constant MemRef byte offset, summed exactly with a constant
+    column offset, as ``window-address-exact-constant-part`` does)."""
     parts = []
     r, c = const_int(off_row), const_int(off_col)
+    exact = base_bytes is not None and base_bytes != 0 and c is not None
+    base = f"MemRef byte offset {base_bytes} B ({base_bytes * 8} bits)" if exact else ""
     if r is not None and c is not None and pitch is not None:
         total = (r * pitch + c) * bits
-        parts.append(f"offset ({r} × {pitch} cols + {c}) × {bits} bits = {total} bits")
+        parts.append(f"offset ({r} × {pitch} cols + {c}) × {bits} bits = {total} bits"
+                     + (f" + {base} = {total + base_bytes * 8} bits" if exact else ""))
     else:
         if r is None or r != 0:
             parts.append(f"row offset {format_expr(off_row)} (multiple of {mult_row}) × "
                          f"{pitch if pitch is not None else '?'} cols × {bits} bits")
-        if c is None or c != 0:
+        if exact:
+            parts.append(f"column offset {c} × {bits} bits + {base} = "
+                         f"{c * bits + base_bytes * 8} bits")
+        elif c is None or c != 0:
             parts.append(f"column offset {format_expr(off_col)} (multiple of {mult_col}) × "
                          f"{bits} bits")
-    if base_mult is not None and base_mult < CAP:
+    if base_mult is not None and base_mult < CAP and not exact:
         parts.append(f"base address a multiple of {base_mult} bits")
     if kept:
         return "; ".join(parts) + f": multiple of {ALIGN_BITS} → view"
@@ -215,7 +222,9 @@ def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int) -> str:
         return f"{base.memory.value} window outside the pass's scope for this consumer: left as it is"
     r, c, mr, mc = _root_offsets(w, eg)
     pitch = _pitch(base)
-    base_mult = None
+    base_mult = base_bytes = None
     if isinstance(base, TileType) and base.memref is not None and base.memref.is_known:
-        base_mult = pow2_part(base.memref.byte_offset * 8)
-    return alignment_reason(r, c, pitch, window_bits(w), mr, mc, base_mult, nbytes, not copied)
+        base_bytes = base.memref.byte_offset
+        base_mult = pow2_part(base_bytes * 8)
+    return alignment_reason(r, c, pitch, window_bits(w), mr, mc, base_mult, nbytes, not copied,
+                            base_bytes)

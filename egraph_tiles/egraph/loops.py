@@ -7,7 +7,9 @@
 * **Hoisting facts** (``rules.hoist`` decides): for each use of a window inside a loop, the
   loops it may be hoisted out of, the weights of the candidate places, the tiles nothing in the
   loop writes (``ir.effects``: any alias, view, write-back or carry counts), the scalars defined
-  before the loop, and whether the copy fits in its memory space (:attr:`CostModel.capacity`).
+  before the loop, whether a copy before the loop reads only what the program reads (no early
+  exit, ``if`` or possibly-empty loop before the use), and whether the copy fits in its memory
+  space next to the nest's peak live bytes (:attr:`CostModel.capacity`).
 
 Everything here is read from the program and its memory effects; nothing is decided here.
 """
@@ -19,13 +21,15 @@ from fractions import Fraction
 from itertools import accumulate, islice, repeat
 
 from ..rules.hoist import MILLI
+from ..ir.copies import copies as copy_statements, known_bytes
 from ..ir.effects import Effects, Point, call_of, function_effects, op_effect, operand_index
 from ..ir.exprs import Call, Var, VarRef, const_int, free_vars
-from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Stmt,
-                        WhileStmt, YieldStmt, stmt_exprs)
+from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
+                        ReturnStmt, Stmt, WhileStmt, YieldStmt, stmt_exprs)
 from ..ir.ops import Role, Storage
 from ..ir.target import copy_bytes
 from ..ir.types import MemorySpace, TileType
+from ..ir.verify import windows_in_bounds
 from .encode import Encoding, UseSite, Window
 
 #: On-chip capacities of an Ascend 910B-class AI Core (bytes): Unified Buffer (Vec) 192 KB,
@@ -93,6 +97,9 @@ class Weights:
 _VEC_COPY, _CUBE_COPY = (Role.ORD, Role.COLX), (Role.LEFT, Role.RIGHT)
 _VEC, _MAT = MemorySpace.Vec, MemorySpace.Mat
 _ESCAPES = (Storage.VIEW, Storage.WRITES)
+#: statements that leave the loop body early, and those around a use it may not reach
+_EXITS = (BreakStmt, ContinueStmt, ReturnStmt)
+_BRANCHES = (IfStmt, ForStmt, WhileStmt)
 
 
 def milli(w: int | Fraction) -> int:
@@ -149,7 +156,9 @@ class _Facts:
         self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
         self.weight = Weights(fx, model)
         self.out = HoistFacts()
-        self._const_offsets: dict[Window, bool] = {}
+        self._inside: dict[Window, bool] = {}
+        self._in_bounds: set[Stmt] | None = None
+        self._allocates: dict[str, bool] = {}
 
     def row(self, table: str, *values: object) -> None:
         self.out.rows.setdefault(table, []).append(values)
@@ -184,20 +193,31 @@ class _Facts:
         i = site.slot[1] if site.slot[0] == "arg" else operand_index(call, site.slot[1])
         return isinstance(i, int) and (eff.of != i or eff.storage not in _ESCAPES)
 
-    def const_offsets(self, w: Window) -> bool:
-        """Whether every slice of ``w``'s chain has constant offsets: then the window is
-        certainly inside its source (the verifier checks constant offsets)."""
-        ok = self._const_offsets.get(w)
+    def inside(self, w: Window) -> bool:
+        """Whether every slice of ``w``'s chain lies inside its source for every value its
+        offsets can take: constant offsets (the verifier checks them), or offsets whose bounds
+        the verifier proves inside (``ir.verify.windows_in_bounds``, computed on first need)."""
+        ok = self._inside.get(w)
         if ok is None:
-            ok = self._const_offsets[w] = (all(const_int(e) is not None for e in w.offsets)
-                                           and (w.parent is None or self.const_offsets(w.parent)))
+            here = all(const_int(e) is not None for e in w.offsets)
+            if not here:
+                if self._in_bounds is None:
+                    try:
+                        self._in_bounds = windows_in_bounds(self.fn)
+                    except ValueError:  # (an ill-typed function: nothing proven in bounds)
+                        self._in_bounds = set()
+                here = w.stmt in self._in_bounds
+            ok = self._inside[w] = here and (w.parent is None or self.inside(w.parent))
         return ok
 
     def speculation_safe(self, site: UseSite, loop: Stmt) -> bool:
-        """A copy before ``loop`` reads the window even when the use would not run; allowed when
-        the window is certainly inside its source (constant offsets), or the use runs on every
-        iteration (no ``if``, ``break`` or ``continue`` before it) of a loop that runs."""
-        if self.const_offsets(site.window):
+        """A copy before ``loop`` reads the window even when the use would not run.  Allowed when
+        the window is inside its source for every value of its offsets, or the use runs in the
+        first iteration of ``loop``, which provably runs: every path through the body from its
+        start reaches the use — no ``if`` around it, no ``break`` / ``continue`` / ``return``
+        before it (an early exit skips it), and every loop between ``loop`` and the use provably
+        runs too (a ``while`` or a ``for`` that may run zero times skips it)."""
+        if self.inside(site.window):
             return True
         n = Effects.trip_count(loop)
         if n is None or n < 1:
@@ -206,9 +226,11 @@ class _Facts:
         q = self.fx.point(site.stmt).pos
         for p in range(lp.pos + 1, q):
             s = self.fx.stmt_at(p)
-            if isinstance(s, (BreakStmt, ContinueStmt)) or (
-                    isinstance(s, IfStmt) and self.fx.point(s).end >= q):
+            if isinstance(s, _EXITS):
                 return False
+            if isinstance(s, _BRANCHES) and self.fx.point(s).end >= q:
+                if isinstance(s, IfStmt) or not Effects.trip_count(s):
+                    return False
         return True
 
     def offset_vars(self, windows: set[Window]) -> set[Var]:
@@ -226,13 +248,30 @@ class _Facts:
                 todo.extend(free_vars(d))
         return seen
 
+    def allocates(self, v: Var, s: Stmt | None) -> bool:
+        """Whether ``v``'s definition ``s`` allocates a buffer: a call whose registry effect is
+        a fresh result, or an opaque call (its result's storage is unknown: counted)."""
+        if type(s) is not AssignStmt or s.target is not v or type(s.value) is not Call:  # type: ignore[union-attr]
+            return False
+        op = s.value.op  # type: ignore[union-attr]
+        got = self._allocates.get(op)
+        if got is None:
+            eff = op_effect(op)
+            got = self._allocates[op] = eff is None or eff.storage is Storage.FRESH
+        return got
+
     def live_bytes(self, mems: set[str], points: list[int]) -> dict[str, dict[int, int]]:
-        """Per memory space, the bytes of storage live at each of ``points`` (program points): a
-        storage class is live from just after its first definition through its last read (each
-        class once, sized by its representative's type; symbolic shapes are not counted).  A
-        loop's entry point sees what is live across it."""
+        """Per memory space, the bytes of storage live at each of ``points`` (program points):
+        each buffer (:meth:`allocates`) is held from its definition (the statement writing it
+        holds it next to its operands) through the last read of its storage class — to the end
+        of the loop when that read is in a loop the definition is outside of, which reads it on
+        every trip — or only at its definition when nothing reads it (sized by its type;
+        symbolic shapes are not counted).
+        A loop's entry point sees what is live across it (what its body defines starts later);
+        a point of its body sees the body's own temporaries too.  A value carried around a loop
+        is over-counted by at most its initializer (both are live through the body)."""
         fx = self.fx
-        parent, storage = fx._parent, fx.storage
+        storage = fx.storage
         qs = sorted(points)
         read: dict[Var, int] = {}  # var -> its last read (increasing: the latest pos wins)
         stmts = fx.stmts
@@ -269,43 +308,45 @@ class _Facts:
                             read[a.var] = pos  # type: ignore[attr-defined]
             pos += 1
         # positions as segments: ``seg[p]``, the number of points at or before program point p
-        # (a range (lo, hi] holds the points numbered seg[lo] to seg[hi] - 1: none unless
-        # seg[lo] < seg[hi]; a never-read variable, hi 0, holds none)
+        # (a range [lo, hi] holds the points numbered seg[lo - 1] to seg[hi] - 1: none unless
+        # seg[lo - 1] < seg[hi]; a never-read variable holds the point of its definition)
         seg: list[int] = []
         for k, q in enumerate(qs):
             seg += repeat(k, q - len(seg))
         seg += repeat(len(qs), len(stmts) - len(seg))
-        # per storage class: the segments of its first definition and its last read
-        span: dict[Var, list[int]] = {}
-        last_read, up_of, span_of = read.pop, parent.get, span.get
-        shared = set(parent.values())  # (every representative of a class of several, and more)
+        # per storage class: the last read of any of its members
+        class_read: dict[Var, int] = {}
+        for v, q in read.items():
+            r = storage(v)
+            if q > class_read.get(r, 0):
+                class_read[r] = q
+        # per buffer (a variable whose definition allocates one): from its definition through
+        # the last read of anything that may name it (its storage class).  Views, aliases,
+        # write-back results, carries and if results name a buffer, they allocate none; two
+        # buffers of one class (an initializer and the value a loop yields) count twice
+        span: list[tuple[Var, int, int]] = []
+        points = fx.points
         for v, (pos, _path) in fx.defs.items():
-            lo, hi = seg[pos], seg[last_read(v, 0)]
-            up = up_of(v)  # (:meth:`Effects.storage` inline for a class of one or a root's child)
-            if up is None and v not in shared:  # a class of one: its own range, if it holds a point
-                if lo < hi:
-                    span[v] = [lo, hi]
+            s = stmts[pos]
+            if not self.allocates(v, s):
                 continue
-            r = v if up is None else up if up not in parent else storage(v)
-            got = span_of(r)
-            if got is None:
-                span[r] = [lo, hi]
-            else:
-                if lo < got[0]:
-                    got[0] = lo
-                if hi > got[1]:
-                    got[1] = hi
-        for v, hi in read.items():  # (read, never defined: parameters) extends a defined class
-            got = span_of(storage(v))
-            if got is not None and seg[hi] > got[1]:
-                got[1] = seg[hi]
+            last = class_read.get(storage(v), 0)
+            if last > pos:  # read in a loop its definition is outside of: every trip reads it
+                outer = points[stmts[last]].loops  # type: ignore[index]
+                if outer:
+                    inner = points[s].loops  # type: ignore[index]
+                    for lp in outer:
+                        if lp not in inner:
+                            last = fx.loop_end(lp)
+                            break
+            lo, hi = seg[pos - 1], seg[max(last, pos)]
+            if lo < hi:
+                span.append((v, lo, hi))
         # per memory space, the change of the live bytes at each point (by index in ``qs``)
         diff: dict[str, list[int]] = {}
         # by type object (few, shared; each held by its variables, so its id is not reused)
         sizes: dict[int, tuple[str, int] | None] = {}
-        for r, (i, j) in span.items():
-            if i >= j:  # (most classes: no point in their range)
-                continue
+        for r, i, j in span:
             t = r.type
             if id(t) not in sizes:
                 sizes[id(t)] = _live_size(t)
@@ -382,14 +423,14 @@ class _Facts:
                 if all(fx.defs.get(v, (0,))[0] < lpos for v in sym_vars[k]):
                     self.row("SymStableRow", k, lpos)
         # capacity: per loop nest and memory space, admit copies by benefit while they fit next
-        # to the tiles live across every loop of the nest
-        profile = self.live_bytes({mem for _, mem in cands}, list(loops)) if cands else {}
-        nest_loops: dict[int, list[int]] = {}
-        for lp, loop in loops.items():
-            nest_loops.setdefault((fx.point(loop).loops or (lp,))[0], []).append(lp)
+        # to the nest's peak: the most bytes live at any point of it, the tiles live across it
+        # and the body's own temporaries alike (a hoisted copy holds its buffer at every point)
+        nests = sorted({nest for nest, _ in cands})
+        points = [p for nest in nests for p in range(nest, fx.loop_end(nest) + 1)]
+        profile = self.live_bytes({mem for _, mem in cands}, points) if cands else {}
         for (nest, mem), by in cands.items():
             at = profile.get(mem, {})
-            live = max(at.get(lp, 0) for lp in nest_loops[nest])
+            live = max(at.get(p, 0) for p in range(nest, fx.loop_end(nest) + 1))
             cap = self.model.capacity.get(mem)
             used = live
             for w in sorted(by, key=lambda x: (-by[x], x.key)):
@@ -412,18 +453,14 @@ def hoist_facts(fn: Function, fx: Effects, enc: Encoding, model: CostModel) -> H
     return _Facts(fn, fx, enc, model).run()
 
 
-def dynamic_copy_bytes(fn: Function, model: CostModel) -> int:
-    """Bytes the function's ``tile.extract`` statements move per call: bytes × executions."""
-    from ..metrics import extract_bytes
-
-    total: int | Fraction = 0
-    fx = function_effects(fn)
-    weight = Weights(fx, model)
-    for s in fx.points:  # (every statement)
-        w = weight[s]
-        call = call_of(s)
-        if call is not None and call.op == "tile.extract":
-            total += extract_bytes(s.target if isinstance(s, AssignStmt) else None, call) * w
+def dynamic_copy_bytes(fn: Function, model: CostModel, strict: bool = False) -> int:
+    """Bytes the function's copies (``ir.copies``) move per call: bytes × the executions of
+    each copy's place (an unknown size counts 0, or raises when ``strict``)."""
+    copies = list(copy_statements(fn))
+    if not copies:
+        return 0
+    weight = Weights(function_effects(fn), model)
+    total: int | Fraction = sum(known_bytes(c, strict) * weight[c.stmt] for c in copies)
     return round(total)
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ..ir.exprs import Call
-from ..ir.stmts import AssignStmt, Function, walk
 
 
 @dataclass
@@ -63,17 +61,3 @@ class Report:
                 where = f" [line {d.line}]" if d.line else ""
                 lines.append(f"  {d.slice} as {d.use}: {d.decision}{where} — {d.reason}")
         return "\n".join(lines)
-
-
-def extract_bytes(fn: Function) -> int:
-    """Bytes copied by the function's ``tile.extract`` statements (constant shapes)."""
-    from ..metrics import extract_bytes as one
-
-    total = 0
-    for s in walk(fn.body):
-        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.extract":
-            try:
-                total += one(s.target, s.value)
-            except ValueError:  # a symbolic shape: not counted
-                pass
-    return total

@@ -234,6 +234,10 @@ class OpDef:
             return None
         if self.family is Family.COL_EXPAND:
             return Role.COLX
+        if self.family is Family.SCALAR:
+            # one element read or written at the window's address: no vector alignment to
+            # prove, and never copied (a copy would take a write and lose it)
+            return None
         if self.relayout is not None and index == 0:
             return Role.DENSE
         return Role.ORD

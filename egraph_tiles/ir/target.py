@@ -3,6 +3,7 @@
 * Vector instructions need their operands' base addresses aligned to :data:`ALIGN_BITS`
   (32 bytes, #1789): the legality rules prove views against it, the seed policy checks it, the
   report and the error messages quote it.
+* Known multiples are powers of two capped at :data:`CAP` (``rules.multiples``).
 * A copy (``tile.extract``) moves ``rows * cols * storage bits / 8`` bytes: :func:`copy_bytes`
   is the one formula the report, the metrics and the explanations use (the extractor's cost
   table in ``rules.slices`` states the same product in egglog).
@@ -24,6 +25,11 @@ FRACTAL = 16
 #: vector operand base-address alignment, in bits (32 bytes)
 ALIGN_BITS = 256
 ALIGN_BYTES = ALIGN_BITS // 8
+
+#: the top of the known-multiple lattice: a proven power-of-two divisor is capped here, so the
+#: products the rules form (a multiple × a pitch × storage bits) stay inside egglog's i64; the
+#: rules, the explanations and the rule checker read this one value
+CAP = 1 << 30
 
 
 def copy_bytes(dims: list[int] | tuple[int, ...], dtype: DType) -> int:

@@ -39,6 +39,16 @@ def verify_function(f: Function) -> Function:
     return f
 
 
+def windows_in_bounds(f: Function) -> set[Stmt]:
+    """The statements of ``f`` whose every window operand lies inside its source for every
+    value its offsets can take (each offset's bounds known on both sides: constants, bounded
+    scalar definitions, constant-range loop variables), whether or not a condition guards it:
+    reading such a window where the program would not is harmless (hoisting reads it early)."""
+    v = _Verifier(f)
+    v.run()
+    return v.in_bounds
+
+
 class _Verifier:
     def __init__(self, f: Function):
         self.f = f
@@ -47,6 +57,8 @@ class _Verifier:
         #: inside an if / while body: a condition may keep a window from running at its offsets'
         #: extremes, so only constant offsets are checked there
         self.guarded = 0
+        #: statements whose windows are in bounds for every value of their offsets
+        self.in_bounds: set[Stmt] = set()
 
     @cached_property
     def names(self) -> "Names":
@@ -253,14 +265,17 @@ class _Verifier:
         full_dims = [const_int(d) for d in st.shape]
         if len(offs) != len(full_dims) or len(shape_e.items) != len(full_dims):
             return
+        inside = True  # (every axis proven inside for every value of its offset)
         for axis, (o, n, full) in enumerate(zip(offs, shape_e.items, full_dims)):
             nc = const_int(n)
             if full is None or nc is None:
+                inside = False
                 continue
             if nc <= 0 or nc > full:
                 raise self.fail(s, f"window extent {nc} on axis {axis} does not fit the "
                                 f"source extent {full}")
             lo, hi = self.interval(o)
+            inside = inside and lo is not None and hi is not None and 0 <= lo and hi + nc <= full
             if self.guarded and lo != hi:
                 continue
             if lo is not None and lo == hi and (lo < 0 or lo + nc > full):
@@ -273,6 +288,8 @@ class _Verifier:
                 raise self.fail(s, f"window offset on axis {axis} can be {hi}: the window "
                                 f"[{hi}, {hi + nc}) lies outside its source of extent {full} "
                                 f"(source shape {full_dims})")
+        if inside:
+            self.in_bounds.add(s)
 
     def interval(self, e: Expr) -> Interval:
         """Known bounds ``(lo, hi)`` of an index expression (None: unbounded on that side)."""
@@ -349,6 +366,10 @@ def _combine(op: str, a: Interval, b: Interval) -> Interval:
     if op == "//" and bl is not None and bl == bh and bl > 0:
         return (None if al is None else al // bl, None if ah is None else ah // bl)
     if op == "%" and bl is not None and bl == bh and bl > 0:
+        # a non-negative dividend below the modulus is its own remainder: (i*8) % 64 for
+        # i in [0, 3] is i*8, in [0, 24]
+        if al is not None and al >= 0 and ah is not None and ah < bl:
+            return al, ah
         return 0, bl - 1
     return _NONE
 

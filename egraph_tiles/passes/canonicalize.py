@@ -19,10 +19,11 @@ from ..egraph.encode import Encoding, encode_function, has_slice
 from ..egraph.explain import explain
 from ..egraph.extract import Extractor, GreedyExtractor
 from ..egraph.loops import CostModel, annotate_report, dynamic_copy_bytes, hoist_facts
-from ..egraph.report import FunctionReport, Report, extract_bytes
+from ..egraph.report import FunctionReport, Report
 from ..egraph.round2 import copy_view_gates, gates_respected
 from ..egraph.relayout import check_relayouts
 from ..egraph.windows import check_acc_windows
+from ..ir.copies import static_copy_bytes
 from ..ir.effects import Effects, function_effects
 from ..ir.stmts import Function, Program
 
@@ -128,7 +129,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
     if report is not None:
         seconds = time.perf_counter() - t0
         report.functions.append(FunctionReport(
-            fn.name, bytes_before=extract_bytes(fn), bytes_after=extract_bytes(new_fn),
+            fn.name, bytes_before=static_copy_bytes(fn), bytes_after=static_copy_bytes(new_fn),
             enodes=stats.enodes, iterations=stats.iterations, saturated=stats.saturated,
             limit_hit=stats.limit_hit, seconds=seconds, extractor=opts.extractor.name,
             decisions=[explain(d, eg) for d in decoded.decisions],

@@ -6,6 +6,7 @@ from hypothesis import given, strategies as st
 import egraph_tiles as et
 from canon_helpers import kernel
 from egraph_tiles.egraph import schedule
+from egraph_tiles.rules.sorts import IDX_OPS
 
 VARS = ("a", "b", "c")
 
@@ -15,7 +16,10 @@ def exprs(depth: int = 3):
     if depth == 0:
         return leaf
     sub = exprs(depth - 1)
-    return st.one_of(leaf, st.tuples(st.sampled_from("+-*"), sub, sub))
+    # quotients and remainders by a positive literal (powers of two among them, often)
+    divisor = st.one_of(st.sampled_from([2, 4, 8, 16, 32]), st.integers(1, 48)).map(lambda v: ("lit", v))
+    return st.one_of(leaf, st.tuples(st.sampled_from("+-*"), sub, sub),
+                     st.tuples(st.sampled_from(["//", "%"]), sub, divisor))
 
 
 def text(e) -> str:
@@ -32,7 +36,7 @@ def value(e, env) -> int:
     if e[0] == "var":
         return env[e[1]]
     a, b = value(e[1], env), value(e[2], env)
-    return a + b if e[0] == "+" else a - b if e[0] == "-" else a * b
+    return {"+": a + b, "-": a - b, "*": a * b, "//": a // b if b else 0, "%": a % b if b else 0}[e[0]]
 
 
 def egg(e) -> str:
@@ -40,8 +44,7 @@ def egg(e) -> str:
         return f"(Lit {e[1]})"
     if e[0] == "var":
         return f'(Sym "{e[1]}")'
-    op = {"+": "Add", "-": "Sub", "*": "Mul"}[e[0]]
-    return f"({op} {egg(e[1])} {egg(e[2])})"
+    return f"({IDX_OPS[e[0]]} {egg(e[1])} {egg(e[2])})"
 
 
 envs = st.fixed_dictionaries({n: st.integers(-1000, 1000) for n in VARS})
