@@ -15,6 +15,7 @@ from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
+from ..ir.storage import Storage, escape_target, storage_of
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import ScalarType, TileType, Type
@@ -225,10 +226,16 @@ def _stated(fx: Effects) -> tuple[list[Edge], list[Write]]:
 
 
 class Encoder(StmtVisitor):
-    def __init__(self, fx: Effects, program: Program | None = None) -> None:
+    def __init__(self, fx: Effects, program: Program | None = None,
+                 storage: Storage | None = None) -> None:
         self.enc = Encoding()
         self._rows: defaultdict[str, list[tuple]] = defaultdict(list)
         self.fx = fx
+        #: every value's storage facts (ir.storage): a window's base that is not a root of its
+        #: own states its layout from there, never from its own type
+        self.storage = storage
+        #: tile var -> the roles of the operands it is passed as (:meth:`demand`, built once)
+        self._roles_of: dict[Var, set[ops.Role]] | None = None
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
         edges, writes = _stated(fx)
@@ -241,8 +248,13 @@ class Encoder(StmtVisitor):
         self._lit: dict[int, int] = {}
         #: valid_shape / drop_dims slice var -> (its tile number, its statement)
         self._raw: dict[Var, tuple[int, AssignStmt]] = {}
-        #: the same, also through views of such a slice (set_validshape, ...): vector-op checks
-        self._raw_view: dict[Var, tuple[int, AssignStmt]] = {}
+        #: value -> the valid_shape / drop_dims slices it may name, itself, through views (set_validshape,
+        #: ...), aliases, write-backs, loop carries and if merges (ir.storage origins): the
+        #: vector-op and col_expand checks
+        self._raw_view: dict[Var, list[Var]] = _raw_origins(fx, storage) if storage else {}
+        #: the raw-slice uses stated before their slice's number is known (a loop's yield can
+        #: carry a slice defined after the use): (table, use number, raw slice var), in order
+        self._raw_pending: list[tuple[str, int, Var]] = []
         #: op name -> :meth:`call_kind`; (op, operand) -> :meth:`callee_uses`; op name ->
         #: :meth:`returned_param`; (op, operand) -> :meth:`context` (issue 13: read once per op,
         #: not once per call)
@@ -302,6 +314,7 @@ class Encoder(StmtVisitor):
                 continue
             rows["LeafRow"].append((k, key, mem, bits))
             if pitch is not None:
+                rows["UnitColRow"].append((k,))  # row-major: one element between columns
                 if cols is not None:
                     rows["PitchRow"].append((k, cols))
                 rows["PitchIdxRow"].append((k, pitch_k))
@@ -309,6 +322,10 @@ class Encoder(StmtVisitor):
                 rows["FreshRow"].append((k,))
             elif start is not None:
                 rows["MemrefRow"].append((k, start_k))
+        for table, n, raw in self._raw_pending:
+            known = self._raw.get(raw)
+            if known is not None:
+                rows[table].append((n, known[0]))
         if "ViewEdgeRow" in rows:
             rows["ViewEdgeRow"] = written_edges(rows)
         self.enc.rows = dict(rows)
@@ -359,6 +376,15 @@ class Encoder(StmtVisitor):
         now, in program order."""
         self._n = k = self._n + 1
         self.enc.tile_of[var] = k
+        if self.storage is not None and var in self.storage.layouts:
+            # a view, carry, merge, ...: its layout is its storage's, not its own type's
+            facts = self.view_facts(var)
+            pitch, start = facts[2], facts[4]
+            self._leaf_rows[k] = (var, facts,
+                                  self.idx(pitch) if pitch is not None else None,
+                                  self.idx(start) if start is not None and start is not _FRESH
+                                  else None)
+            return k
         t = var.type
         known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
         if known is None or known[0] is not t:
@@ -401,6 +427,32 @@ class Encoder(StmtVisitor):
         self._types[id(t)] = (t, facts, None)
         return facts
 
+    def view_facts(self, var: Var) -> tuple[str, int, Expr | None, int | None, object]:
+        """:meth:`leaf_facts` of a value that is not a root of its own (``ir.storage``): its
+        memory and storage bits from its type; its row pitch and buffer start from its layout —
+        only when that is known and row-major (one element between columns), else none (nothing
+        can be proven about it: the conservative outcome)."""
+        t = var.type
+        if not isinstance(t, TileType):
+            return ("?", 0, None, None, None)
+        mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
+        lay = self.storage.layouts.get(var)  # type: ignore[union-attr]
+        if lay is None or t.rank != 2 or len(lay.strides) != 2 or lay.strides[1] != bits \
+                or lay.strides[0] % bits:
+            return (mem, bits, None, None, None)
+        pitch = lay.strides[0] // bits
+        root = self.leaf_facts(lay.root.type)[4]
+        off = lay.offset_bytes()
+        if off is None or root is None:
+            start: object = None
+        elif lay.is_zero:
+            start = root
+        elif root is _FRESH:
+            start = off
+        else:
+            start = BinOp("+", root, off)  # type: ignore[arg-type]
+        return (mem, bits, Const(pitch), pitch, start)
+
     def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
                col_off: Expr) -> None:
         """A canonical slice (:func:`canonical_slice`) as a ``Win`` term."""
@@ -428,7 +480,6 @@ class Encoder(StmtVisitor):
             r, c = self.idx(off.items[0]), self.idx(off.items[1])
             self.row("WinRow", k, base, r, c, dims[0], dims[1])
         self._raw[stmt.target] = (k, stmt)
-        self._raw_view[stmt.target] = (k, stmt)
 
     # ------------------------------------------------------------------ uses
     def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: ops.Role | None) -> None:
@@ -436,13 +487,9 @@ class Encoder(StmtVisitor):
             return
         # a col_expand op materializes a valid_shape / drop_dims slice lazily, also through a
         # view of it (set_validshape, ...): its identity copy is checked (rules.checks)
-        raw = self._raw_view.get(e.var) if self._raw_view else None
-        if raw is not None and ctx is _COLX:
-            self.fresh("x")
-            self.row("RawColxRow", self._n, raw[0])
+        if ctx is _COLX and self._raw_view and e.var in self._raw_view:
             call = call_of(stmt)
-            self.enc.raw_colx.append(RawSliceUse(self._n, raw[1], e.var, stmt,
-                                                 call.op if call is not None else "?"))
+            self.raw_use("RawColxRow", stmt, e.var, call.op if call is not None else "?")
         enc, var = self.enc, e.var
         w = enc.window_of.get(var)
         if w is None:
@@ -497,18 +544,25 @@ class Encoder(StmtVisitor):
             self.effects(stmt)
         return program_call
 
+    def raw_use(self, table: str, stmt: Stmt, var: Var, op: str) -> None:
+        """State operand ``var`` of ``stmt`` (a call of ``op``) as a use ``(table n k)`` of every
+        valid_shape / drop_dims slice ``k`` it may name (``RawVecRow`` / ``RawColxRow``); the
+        rows are written by :meth:`finish`, once every slice has its number."""
+        uses = self.enc.raw_vec if table == "RawVecRow" else self.enc.raw_colx
+        fx = self.fx
+        for raw in self._raw_view.get(var, ()):
+            n = self.number()
+            self._raw_pending.append((table, n, raw))
+            uses.append(RawSliceUse(n, fx.stmt_at(fx.defs[raw][0]), var, stmt, op))  # type: ignore[arg-type]
+
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
         """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
         a view of one) as ``(RawVecRow n k)`` for ``rules.checks``."""
         if not self._raw_view:
             return
         for a in [*call.args, *(v for _, v in call.kwargs)]:
-            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
-            if raw is None:
-                continue
-            self.fresh("rv")
-            self.row("RawVecRow", self._n, raw[0])
-            self.enc.raw_vec.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+            if isinstance(a, VarRef) and a.var in self._raw_view:
+                self.raw_use("RawVecRow", stmt, a.var, call.op)
 
     def raw_colx_uses(self, stmt: Stmt, call: Call, keys=None) -> None:
         """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
@@ -517,12 +571,10 @@ class Encoder(StmtVisitor):
         if not self._raw_view:
             return
         for k, a in call_operands(call):
-            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
-            if raw is None or keys is not None and k not in keys:
+            if not isinstance(a, VarRef) or a.var not in self._raw_view \
+                    or keys is not None and k not in keys:
                 continue
-            self.fresh("x")
-            self.row("RawColxRow", self._n, raw[0])
-            self.enc.raw_colx.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+            self.raw_use("RawColxRow", stmt, a.var, call.op)
 
     # ------------------------------------------------------------------ program functions
     def is_program_call(self, op: str) -> bool:
@@ -577,12 +629,8 @@ class Encoder(StmtVisitor):
                if self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
         self.raw_colx_uses(stmt, call, colx)
         for k, a in call_operands(call):
-            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
-            if raw is None or k not in vec:
-                continue
-            self.fresh("rv")
-            self.row("RawVecRow", self._n, raw[0])
-            self.enc.raw_vec.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+            if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:
+                self.raw_use("RawVecRow", stmt, a.var, call.op)
 
     def call_writes(self, stmt: Stmt, call: Call) -> None:
         """A program function that writes a tile operand in place (or accumulates into it): the
@@ -601,10 +649,8 @@ class Encoder(StmtVisitor):
         w = self.enc.window_of.get(src)
         if w is not None:
             self.enc.window_of[dst] = w
-        if src in self._raw:
-            self._raw[dst] = self._raw[src]
-        if src in self._raw_view:
-            self._raw_view[dst] = self._raw_view[src]
+        if src in self._raw_view:  # (a program function's returned parameter: ir.storage
+            self._raw_view.setdefault(dst, self._raw_view[src])  # has no edge for it yet)
 
     def edge(self, dst: Var, src: Var) -> None:
         """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src`` (two
@@ -644,8 +690,6 @@ class Encoder(StmtVisitor):
                 continue
             if isinstance(dst.type, TileType) and isinstance(src.type, TileType):
                 self.edge(dst, src)
-            if src in self._raw_view:
-                self._raw_view[dst] = self._raw_view[src]
 
     # ------------------------------------------------------------------ statements
     # (ir.mutator.StmtVisitor: any other statement kind has its nested bodies visited)
@@ -764,10 +808,30 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
     return [e for e in edges if e[0] in reached]
 
 
+def _raw_origins(fx: Effects, storage: Storage) -> dict[Var, list[Var]]:
+    """Each value that may name a valid_shape / drop_dims slice: those slices."""
+    raw = set()
+    for e in fx.edges:
+        if e.kind is _SLICE:
+            call = call_of(e.stmt)
+            if call is not None and canonical_slice(call) is None and raw_slice_parts(call):
+                raw.add(e.dst)
+    if not raw:
+        return {}
+    out = {}
+    for v, names in storage.origins.items():
+        got = [x for x in names if x in raw]
+        if got:
+            out[v] = sorted(got, key=lambda x: fx.defs[x][0])
+    return out
+
+
 def encode_function(fn: Function, fx: Effects | None = None,
-                    program: Program | None = None) -> Encoding:
-    """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given; calls of
-    ``program``'s functions are summarized by :mod:`egraph.calls`)."""
-    enc = Encoder(fx if fx is not None else function_effects(fn), program)
+                    program: Program | None = None, storage: Storage | None = None) -> Encoding:
+    """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given, and
+    its storage facts (``ir.storage``); calls of ``program``'s functions are summarized by
+    :mod:`egraph.calls`)."""
+    fx = fx if fx is not None else function_effects(fn)
+    enc = Encoder(fx, program, storage if storage is not None else storage_of(fn, fx))
     enc.visit_body(fn.body)
     return enc.finish()
