@@ -15,7 +15,7 @@ from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
-from ..ir.storage import Storage, escape_target, storage_of
+from ..ir.storage import Storage, storage_of
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import ScalarType, TileType, Type
