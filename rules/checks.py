@@ -177,6 +177,8 @@ LOAD = f"""
 (rule (({row("MayWriteRow")} n t)) ((MayWrittenBy (NT t) n)) :ruleset load :name "load-may-write")
 (rule ((UseRow k t ctx) (MayWrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written
       :name "may-written-use")
+; (also a Mat window flowing through a loop carry, an if result or a same-layout view into a
+; matmul operand: egraph.encode gives that escape use this context)
 (rule ((UseRow k t {CUBE_CALL}) (MemOf (NT t) "Mat")) ((CubeCallViolation k))
       :ruleset checks :name "mat-window-to-matmul-callee-violation")
 """
@@ -292,11 +294,7 @@ VIOLATIONS = {
         "tile.set_validshape on an aligned copy."),
     "CubeCallViolation": (
         "mat-window-to-matmul-callee-violation",
-        "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) is passed "
-        "to {op} at line {op_line}{through}, which uses it as a matmul operand (checked as if "
-        "inlined). A Mat window used as a matmul operand is materialized lazily with a Mat->Mat "
-        "textract, a data path the hardware does not have, and the caller cannot copy it for "
-        "the callee either (no Mat->Mat path). Fix: extract the window to Left / Right in the "
-        "caller (tile.extract(..., target_memory=pl.Mem.Left)) and pass that, or pass the whole "
-        "Mat tile and slice it inside the function."),
+        "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) {route}. "
+        "A Mat window used as a matmul operand is materialized lazily with a Mat->Mat "
+        "textract, a data path the hardware does not have, and {nocopy}. Fix: {fix}"),
 }

@@ -47,9 +47,42 @@ def _raw_use(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawSliceUse) -> d
 
 
 def _cube_call(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    fields = _fields(fn, site.window.stmt, site.var)
+    escape = enc.escapes.get(site.key)
+    if escape is not None:  # a carry, an if result or a view the window flows into
+        value, consumer, operand = escape
+        call = call_of(consumer)
+        route = (f"flows into {value.name!r} ({_route(site)} at line {site.stmt.span.line})"
+                 + (f" and on through {operand.name!r}" if operand is not value else "")
+                 + f", which {call.op if call is not None else 'a call'} at line "
+                 f"{consumer.span.line} uses as a matmul operand")
+        return {**fields, "route": route,
+                "nocopy": "the pass cannot fold the window into a Left / Right extract there "
+                          "(the operand is a value that may name it, not the slice itself), nor "
+                          "copy it within Mat (no Mat->Mat path)",
+                "fix": "extract the window to Left / Right where the matmul reads it "
+                       "(tile.extract(src, row, col, shape=..., target_memory=pl.Mem.Left)) "
+                       "rather than carrying, merging or viewing the Mat window."}
     call = call_of(site.stmt)
-    return {**_fields(fn, site.window.stmt, site.var),
-            "op": call.op if call is not None else "a function", "op_line": site.stmt.span.line}
+    op = call.op if call is not None else "a function"
+    return {**fields,
+            "route": f"is passed to {op} at line {site.stmt.span.line}{fields['through']}, which "
+                     "uses it as a matmul operand (checked as if inlined)",
+            "nocopy": "the caller cannot copy it for the callee either (no Mat->Mat path)",
+            "fix": "extract the window to Left / Right in the caller (tile.extract(..., "
+                   "target_memory=pl.Mem.Left)) and pass that, or pass the whole Mat tile and "
+                   "slice it inside the function."}
+
+
+def _route(site: UseSite) -> str:
+    """How an escape use hands its window on: a loop initializer, a yield, a view."""
+    kind = site.slot[0]
+    if kind == "init":
+        return "a loop carry's initializer"
+    if kind == "yield":
+        return "a yield"
+    call = call_of(site.stmt)
+    return f"the view {call.op if call is not None else ''}".rstrip()
 
 
 def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:

@@ -15,10 +15,10 @@ from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
-from ..ir.storage import Storage, storage_of
+from ..ir.storage import Storage, escape_target, storage_of
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
-from ..ir.types import ScalarType, TileType, Type
+from ..ir.types import MemorySpace, ScalarType, TileType, Type
 from .calls import callee_name, param_uses, returned_param
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
@@ -32,6 +32,11 @@ _IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge (issue 13)
 _ORD, _COLX = ops.Role.ORD, ops.Role.COLX
+#: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
+_CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
+_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
+#: the use slots through which a window flows into another value (an alias is the window itself)
+_ESCAPES = frozenset(("init", "yield", "arg"))
 _VIEW, _SLICE, _ALIAS = Share.VIEW, Share.SLICE, Share.ALIAS
 #: the storage edges of a loop's entry, a loop's end and an if statement (:meth:`Encoder.edges`)
 _LOOP_INIT, _LOOP_ENDS = (Share.LOOP_INIT,), (Share.LOOP_BACK, Share.LOOP_RESULT)
@@ -137,6 +142,10 @@ class Encoding:
     raw_vec: list[RawSliceUse] = field(default_factory=list)
     #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
+    #: an escape use (loop initializer, yield, same-layout view operand) whose context the
+    #: value's later consumers decided (:meth:`Encoder.escape_context`): use key -> (the value
+    #: it flows into, the consumer statement, the operand there)
+    escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
 
 
 def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
@@ -494,11 +503,58 @@ class Encoder(StmtVisitor):
         w = enc.window_of.get(var)
         if w is None:
             return
+        escape = None
+        if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
+                and (slot[0] != "arg" or var in self.storage.out_edges):
+            ctx, escape = self.escape_context(stmt, slot, w)
         self._n = name = self._n + 1
         self._rows["UseRow"].append((name, enc.tile_of[var], ctx))
         site = UseSite(name, stmt, slot, var, w, ctx)
         enc.uses.append(site)
         enc.roots.append((("R", name), site))
+        if escape is not None:
+            enc.escapes[name] = escape
+
+    def escape_context(self, stmt: Stmt, slot: tuple, w: Window
+                       ) -> tuple[ops.Role, tuple[Var, Stmt, Var] | None]:
+        """The context of window ``w`` escaping at ``slot`` of ``stmt`` (a loop initializer, a
+        yield, the operand of a same-layout view such as ``set_validshape``) into a value that
+        later reaches a consumer the window itself would have met: a ``col_expand`` operand
+        materializes it lazily just the same (#1640 / #2010), so it must stay an identity copy
+        and an aligned view or be copied here (``CALL``: dense and aligned); a matmul operand
+        would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
+        rejection).  Otherwise an ordinary use."""
+        dst = escape_target(self.fx, stmt, slot)
+        if dst is None:
+            return _ORD, None
+        need = self.demand(dst)
+        t = w.var.type
+        mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
+        for roles, ctx, ok in ((_CUBE, ops.Role.CUBE_CALL, mat), (_COLX_LIKE, ops.Role.CALL, True)):
+            hit = next(((r, c, x) for r, c, x in need if r in roles), None)
+            if hit is not None and ok:
+                return ctx, (dst, hit[1], hit[2])
+        return _ORD, None
+
+    def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
+        """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,
+        write-backs, carries, merges, same-layout views), with the consumer and the operand."""
+        if self._roles_of is None:
+            self._roles_of = roles = {}
+            fx = self.fx
+            for s in fx.stmts:
+                call = call_of(s) if s is not None else None
+                if call is None:
+                    continue
+                for k, a in call_operands(call):
+                    if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
+                        r = self.context(call.op, k if isinstance(k, int) else None)
+                        if r is not None:
+                            roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
+        out: list[tuple[ops.Role, Stmt, Var]] = []
+        for v in self.storage.flows_to(dst):  # type: ignore[union-attr]
+            out += self._roles_of.get(v, ())
+        return out
 
     def call_kind(self, op: str) -> tuple[bool, bool, bool]:
         """Whether a call of ``op`` calls a program function; whether its operands are checked
