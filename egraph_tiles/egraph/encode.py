@@ -32,6 +32,7 @@ _IDX_ROWS = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge (issue 13)
 _ORD, _COLX = ops.Role.ORD, ops.Role.COLX
+_LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
 _COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
@@ -261,6 +262,9 @@ class Encoder(StmtVisitor):
         #: ...), aliases, write-backs, loop carries and if merges (ir.storage origins): the
         #: vector-op and col_expand checks
         self._raw_view: dict[Var, list[Var]] = _raw_origins(fx, storage) if storage else {}
+        #: the values other than a slice or its alias that may name a Mat window (ir.storage
+        #: origins): a matmul operand among them may fold into an extract (:meth:`cube_fold`)
+        self._mat_named: set[Var] = _mat_named(fx, storage) if storage else set()
         #: the raw-slice uses stated before their slice's number is known (a loop's yield can
         #: carry a slice defined after the use): (table, use number, raw slice var), in order
         self._raw_pending: list[tuple[str, int, Var]] = []
@@ -501,14 +505,21 @@ class Encoder(StmtVisitor):
             self.raw_use("RawColxRow", stmt, e.var, call.op if call is not None else "?")
         enc, var = self.enc, e.var
         w = enc.window_of.get(var)
-        if w is None:
-            return
+        if w is not None:
+            tile = enc.tile_of[var]
+        else:
+            if ctx is not _LEFT and ctx is not _RIGHT or var not in self._mat_named:
+                return
+            w = self.cube_fold(var, stmt)  # a view / carry / merge naming one Mat window
+            if w is None:
+                return
+            tile = w.key
         escape = None
         if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
                 and (slot[0] != "arg" or var in self.storage.out_edges):
             ctx, escape = self.escape_context(stmt, slot, w)
         self._n = name = self._n + 1
-        self._rows["UseRow"].append((name, enc.tile_of[var], ctx))
+        self._rows["UseRow"].append((name, tile, ctx))
         site = UseSite(name, stmt, slot, var, w, ctx)
         enc.uses.append(site)
         enc.roots.append((("R", name), site))
@@ -536,6 +547,28 @@ class Encoder(StmtVisitor):
                 return ctx, (dst, hit[1], hit[2])
         return _ORD, None
 
+    def cube_fold(self, var: Var, stmt: Stmt) -> Window | None:
+        """The Mat window a matmul operand ``var`` of ``stmt`` is, when it is not the slice
+        itself but a value whose storage is known to be exactly that window's (a
+        ``set_validshape`` view of it, a carry or merge of it whose every incoming value agrees):
+        the operand then folds into a ``tile.extract`` of the window into Left / Right as the
+        slice itself would (the window must be visible there).  Otherwise None."""
+        st, fx = self.storage, self.fx
+        lay = st.layouts.get(var) if st is not None else None
+        t = var.type
+        if lay is None or not isinstance(t, TileType):
+            return None
+        p = fx.point(stmt)
+        for o in sorted(st.origins.get(var, ()), key=lambda x: fx.defs[x][0]):  # type: ignore[union-attr]
+            w = self.enc.window_of.get(o)
+            if w is None or w.var is not o or not fx.visible(o, p.pos, p.path):
+                continue
+            ot = o.type
+            if isinstance(ot, TileType) and ot.const_shape() == t.const_shape() \
+                    and t.const_shape() is not None and st.layout(o) == lay:  # type: ignore[union-attr]
+                return w
+        return None
+
     def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
         """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,
         write-backs, carries, merges, same-layout views), with the consumer and the operand."""
@@ -549,6 +582,8 @@ class Encoder(StmtVisitor):
                 for k, a in call_operands(call):
                     if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
                         r = self.context(call.op, k if isinstance(k, int) else None)
+                        if (r is _LEFT or r is _RIGHT) and self.cube_fold(a.var, s) is not None:  # type: ignore[attr-defined]
+                            continue  # (folded into an extract there: the slice's own use)
                         if r is not None:
                             roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
         out: list[tuple[ops.Role, Stmt, Var]] = []
@@ -576,13 +611,16 @@ class Encoder(StmtVisitor):
         # drop_dims slice (or a view of one)
         window_of, raw_view, contexts = self.enc.window_of, self._raw_view, self._contexts
         i = 0  # (counted by hand: ``enumerate`` costs ~0.1 us more per operand)
+        mat_named = self._mat_named
         for a in call.args:
-            if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view):
+            if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view
+                                      or mat_named and a.var in mat_named):
                 ctx = contexts.get((call.op, i), _UNKNOWN)  # (:meth:`context` inline)
                 self.use(stmt, ("arg", i), a, self.context(call.op, i) if ctx is _UNKNOWN else ctx)
             i += 1
         for k, v in call.kwargs:
-            if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view):
+            if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view
+                                      or mat_named and v.var in mat_named):
                 idx = operand_index(call, k)
                 self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
                                                              else None))
@@ -862,6 +900,15 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
             reached.add(u)
             todo += out.get(u, ())
     return [e for e in edges if e[0] in reached]
+
+
+def _mat_named(fx: Effects, storage: Storage) -> set[Var]:
+    """The values that may name a Mat slice but are not one (:meth:`Encoder.cube_fold`)."""
+    mats = {e.dst for e in fx.edges if e.kind is _SLICE and isinstance(e.dst.type, TileType)
+            and e.dst.type.memory is MemorySpace.Mat}
+    if not mats:
+        return set()
+    return {v for v, names in storage.origins.items() if v not in mats and names & mats}
 
 
 def _raw_origins(fx: Effects, storage: Storage) -> dict[Var, list[Var]]:
