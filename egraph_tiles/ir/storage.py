@@ -16,13 +16,15 @@ by their :class:`~egraph_tiles.ir.effects.Share` kind):
 * an edge kind not listed (e.g. a call result sharing an argument's storage) gives *unknown*.
 
 Unknown is the conservative answer: a reader (``egraph.encode``) states no layout fact for such
-a value, so no rule can prove a view of it.  The analysis also records which slices a value may
-name (:attr:`Storage.origins`, through every edge but a slice's own) and where a value flows
-(:meth:`Storage.consumers`), for the guards that follow a slice to its consumer.
+a value, so no rule can prove a view of it.  The analysis also records which Mat-resident and
+valid_shape / drop_dims slices a value may name (:attr:`Storage.origins`, through every edge but
+a slice's own) and where a value flows (:meth:`Storage.flows_to`), for the guards that follow a
+slice to its consumer.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from . import ops
@@ -134,8 +136,9 @@ class Storage:
     fx: Effects
     #: the layout of every tile value an edge defines (None: unknown); a root is absent
     layouts: dict[Var, Layout | None] = field(default_factory=dict)
-    #: the slice results (canonical or with valid_shape / drop_dims) each value may name through
-    #: aliases, views, write-backs, carries, merges and unknown edges; a slice names itself
+    #: the Mat-resident and valid_shape / drop_dims slices each value may name through aliases,
+    #: views, write-backs, carries, merges and unknown edges (:func:`_followed`); such a slice
+    #: names itself
     origins: dict[Var, frozenset[Var]] = field(default_factory=dict)
     #: the edges leaving each value (where it flows)
     out_edges: dict[Var, list[Edge]] = field(default_factory=dict)
@@ -246,69 +249,107 @@ def _transfer(e: Edge, src: object) -> object:
 
 
 def storage_of(fn: Function, fx: Effects) -> Storage:
-    """The storage facts of ``fn`` (one fixpoint over the storage edges of ``fx``)."""
+    """The storage facts of ``fn``: a fixpoint over the storage edges of ``fx`` (a worklist in
+    program order; a value is revisited only when a value it is defined from changed, so only
+    loop back edges cost a second visit)."""
     st = Storage(fx)
     incoming: dict[Var, list[Edge]] = {}
+    out_edges = st.out_edges
     for e in fx.edges:
-        if isinstance(e.dst.type, TileType):
+        if type(e.dst.type) is TileType:
             incoming.setdefault(e.dst, []).append(e)
-            st.out_edges.setdefault(e.src, []).append(e)
+            out_edges.setdefault(e.src, []).append(e)
     if not incoming:
         return st
     layouts: dict[Var, object] = dict.fromkeys(incoming, _BOTTOM)
+    roots: dict[Var, Layout | None] = {}
 
     def fact(v: Var) -> object:
-        return layouts[v] if v in layouts else root_layout(v)
+        x = layouts.get(v, _BOTTOM)
+        if x is not _BOTTOM or v in layouts:
+            return x
+        if v not in roots:
+            roots[v] = root_layout(v)
+        return roots[v]
 
-    carried = {ia for loop in _loops(fx) for ia in loop.iter_args}
+    # a value with every incoming value it needs: an iter-arg its initializer and its yield, an
+    # if result both arms, anything else exactly one definition
+    carried = {ia for s in fx.stmts if isinstance(s, (ForStmt, WhileStmt)) for ia in s.iter_args}
     merged = {rv for s in fx.stmts if isinstance(s, IfStmt) for rv in s.return_vars}
-    order = list(incoming)
-    changed = True
-    while changed:
-        changed = False
-        for v in order:
-            es = incoming[v]
-            if v in carried:
-                kinds = {e.kind for e in es}
-                new = _BOTTOM if {Share.LOOP_INIT, Share.LOOP_BACK} <= kinds else None
-            elif v in merged:
-                new = _BOTTOM if len(es) >= 2 else None
-            else:
-                new = _BOTTOM if len(es) == 1 else None
-            if new is _BOTTOM:
-                for e in es:
-                    new = _meet(new, _transfer(e, fact(e.src)))
-                    if new is None:
-                        break
-            if new != layouts[v]:
-                layouts[v] = new
-                changed = True
+    complete: dict[Var, bool] = {}
+    for v, es in incoming.items():
+        if v in carried:
+            complete[v] = {Share.LOOP_INIT, Share.LOOP_BACK} <= {e.kind for e in es}
+        elif v in merged:
+            complete[v] = len(es) >= 2
+        else:
+            complete[v] = len(es) == 1
+    memo: dict[Edge, tuple[object, object]] = {}
+    queue, queued = deque(incoming), set(incoming)
+    while queue:
+        v = queue.popleft()
+        queued.discard(v)
+        new: object = None
+        if complete[v]:
+            new = _BOTTOM
+            for e in incoming[v]:
+                src = fact(e.src)
+                m = memo.get(e)
+                if m is not None and m[0] is src:
+                    got = m[1]
+                else:
+                    got = _transfer(e, src)
+                    memo[e] = (src, got)
+                new = _meet(new, got)
+                if new is None:
+                    break
+        if new != layouts[v]:
+            layouts[v] = new
+            for e in out_edges.get(v, ()):
+                d = e.dst
+                if d in incoming and d not in queued:
+                    queue.append(d)
+                    queued.add(d)
     st.layouts = {v: (x if isinstance(x, Layout) else None) for v, x in layouts.items()}
-    st.origins = _origins(fx, incoming)
+    st.origins = _origins(fx, incoming, out_edges)
     return st
 
 
-def _loops(fx: Effects) -> list:
-    return [s for s in fx.stmts if isinstance(s, (ForStmt, WhileStmt))]
+def _followed(e: Edge) -> bool:
+    """Whether the slice ``e`` defines is one whose every route a guard follows by its origins:
+    a Mat-resident slice (a matmul operand must not be it) or one with valid_shape / drop_dims
+    (the pass never copies it: each consumer it reaches is checked).  A plain Vec window is
+    followed by its uses and escapes instead (``egraph.encode``); tracking every one would make
+    long chains of carries quadratic."""
+    t = e.dst.type
+    if isinstance(t, TileType) and t.memory is MemorySpace.Mat:
+        return True
+    call = call_of(e.stmt)
+    return call is not None and (len(call.args) > 3 or any(
+        k in ("valid_shape", "drop_dims") for k, _ in call.kwargs))
 
 
-def _origins(fx: Effects, incoming: dict[Var, list[Edge]]) -> dict[Var, frozenset[Var]]:
-    """The slices each value may name (a union over every incoming edge but a slice's own)."""
+def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
+             out_edges: dict[Var, list[Edge]]) -> dict[Var, frozenset[Var]]:
+    """The slices each value may name: a slice itself; anything else the union over its
+    incoming edges (a worklist from the slices forward)."""
     out: dict[Var, set[Var]] = {}
+    todo = []
     for e in fx.edges:
-        if e.kind is Share.SLICE:
+        if e.kind is Share.SLICE and _followed(e):
             out[e.dst] = {e.dst}
-    changed = True
-    while changed:
-        changed = False
-        for v, es in incoming.items():
-            if any(e.kind is Share.SLICE for e in es):
+            todo.append(e.dst)
+    while todo:
+        v = todo.pop()
+        names = out[v]
+        for e in out_edges.get(v, ()):
+            d = e.dst
+            if e.kind is Share.SLICE or d not in incoming:
                 continue
-            cur = out.setdefault(v, set())
-            n = len(cur)
-            for e in es:
-                cur |= out.get(e.src, set())
-            changed |= len(cur) != n
+            cur = out.setdefault(d, set())
+            if not names <= cur:
+                cur |= names
+                todo.append(d)
     return {v: frozenset(s) for v, s in out.items() if s}
 
 

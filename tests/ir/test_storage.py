@@ -79,9 +79,9 @@ else:
     assert fact(arms.format(row=0), "m") == ("local", "0", (384, 32))
 
 
-def test_a_value_may_name_every_slice_reaching_it_through_a_merge():
-    st, names, _, _ = analysed(LOAD12 + """w1 = pl.tile.slice(local, [8, 8], [0, 0])
-w2 = pl.tile.slice(local, [8, 8], [8, 0])
+def test_a_value_may_name_every_valid_shape_slice_reaching_it_through_a_merge():
+    st, names, _, _ = analysed(LOAD12 + """w1 = pl.tile.slice(local, [8, 8], [0, 0], valid_shape=[8, 4])
+w2 = pl.tile.slice(local, [8, 8], [8, 0], valid_shape=[8, 4])
 if n > 0:
     m = pl.yield_(w1)
 else:
@@ -92,7 +92,7 @@ v = pl.tile.set_validshape(m, [4, 8])""")
 
 def test_an_edge_kind_the_analysis_does_not_model_gives_unknown_storage():
     # (e.g. a call result sharing an argument's storage): the value may still name the slice
-    st0, names, fx, fn = analysed(LOAD16 + "w = pl.tile.slice(local, [8, 8], [0, 8])\n"
+    st0, names, fx, fn = analysed(LOAD16 + "w = pl.tile.slice(local, [8, 8], [0, 8], valid_shape=[8, 8])\n"
                                   "r = pl.tile.adds(w, 1.0)")
     assert st0.layout(names["r"]) is not None  # a fresh result: its own root
     fx.edges.append(Edge("call-result", names["r"], names["w"], fx.stmt_at(fx.defs[names["r"]][0])))
