@@ -82,7 +82,10 @@ def _route(site: UseSite) -> str:
     if kind == "yield":
         return "a yield"
     call = call_of(site.stmt)
-    return f"the view {call.op if call is not None else ''}".rstrip()
+    op = ops.lookup(call.op) if call is not None else None
+    if op is not None and op.same_layout:
+        return f"the view {call.op}"  # type: ignore[union-attr]
+    return f"the result of {call.op}" if call is not None else "a value sharing its storage"
 
 
 def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:

@@ -15,7 +15,7 @@ from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
-from ..ir.storage import Storage, escape_target, storage_of
+from ..ir.storage import Storage, storage_of
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
 from ..ir.types import MemorySpace, ScalarType, TileType, Type
@@ -37,7 +37,8 @@ _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
 _COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
 #: the use slots through which a window flows into another value (an alias is the window itself)
-_ESCAPES = frozenset(("init", "yield", "arg"))
+_ESCAPES = frozenset(("init", "yield", "arg", "kwarg"))
+_CARRIES = frozenset(("init", "yield"))
 _VIEW, _SLICE, _ALIAS = Share.VIEW, Share.SLICE, Share.ALIAS
 #: the storage edges of a loop's entry, a loop's end and an if statement (:meth:`Encoder.edges`)
 _LOOP_INIT, _LOOP_ENDS = (Share.LOOP_INIT,), (Share.LOOP_BACK, Share.LOOP_RESULT)
@@ -516,8 +517,8 @@ class Encoder(StmtVisitor):
             tile = w.key
         escape = None
         if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
-                and (slot[0] != "arg" or var in self.storage.out_edges):
-            ctx, escape = self.escape_context(stmt, slot, w)
+                and (slot[0] in _CARRIES or var in self.storage.out_edges):
+            ctx, escape = self.escape_context(stmt, slot, var, w)
         self._n = name = self._n + 1
         self._rows["UseRow"].append((name, tile, ctx))
         site = UseSite(name, stmt, slot, var, w, ctx)
@@ -526,25 +527,25 @@ class Encoder(StmtVisitor):
         if escape is not None:
             enc.escapes[name] = escape
 
-    def escape_context(self, stmt: Stmt, slot: tuple, w: Window
+    def escape_context(self, stmt: Stmt, slot: tuple, var: Var, w: Window
                        ) -> tuple[ops.Role, tuple[Var, Stmt, Var] | None]:
         """The context of window ``w`` escaping at ``slot`` of ``stmt`` (a loop initializer, a
-        yield, the operand of a same-layout view such as ``set_validshape``) into a value that
+        yield, the operand of a same-layout view such as ``set_validshape``, of a write-back or
+        of a call whose result shares its storage: ``Storage.escapes``) into a value that
         later reaches a consumer the window itself would have met: a ``col_expand`` operand
         materializes it lazily just the same (#1640 / #2010), so it must stay an identity copy
         and an aligned view or be copied here (``CALL``: dense and aligned); a matmul operand
         would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
         rejection).  Otherwise an ordinary use."""
-        dst = escape_target(self.fx, stmt, slot)
-        if dst is None:
-            return _ORD, None
-        need = self.demand(dst)
         t = w.var.type
         mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
-        for roles, ctx, ok in ((_CUBE, ops.Role.CUBE_CALL, mat), (_COLX_LIKE, ops.Role.CALL, True)):
-            hit = next(((r, c, x) for r, c, x in need if r in roles), None)
-            if hit is not None and ok:
-                return ctx, (dst, hit[1], hit[2])
+        for dst in self.storage.escapes(stmt, slot, var):  # type: ignore[union-attr]
+            need = self.demand(dst)
+            for roles, ctx, ok in ((_CUBE, ops.Role.CUBE_CALL, mat),
+                                   (_COLX_LIKE, ops.Role.CALL, True)):
+                hit = next(((r, c, x) for r, c, x in need if r in roles), None)
+                if hit is not None and ok:
+                    return ctx, (dst, hit[1], hit[2])
         return _ORD, None
 
     def cube_fold(self, var: Var, stmt: Stmt) -> Window | None:

@@ -152,6 +152,32 @@ class Storage:
     def is_root(self, v: Var) -> bool:
         return v not in self.layouts
 
+    def escapes(self, stmt: Stmt, slot: tuple, v: Var) -> list[Var]:
+        """The values ``v`` flows into at its use ``slot`` of ``stmt`` (as ``egraph.encode``
+        names slots): a loop initializer its iter-arg, a trailing yield the iter-arg or ``if``
+        result it feeds, an operand the result of a same-layout view of it (``set_validshape``),
+        of a write-back into it, or of an edge of a kind this analysis does not model (a call
+        result sharing its argument's storage).  A slice of it is a window of its own, and a
+        plain alias the same value: neither is listed."""
+        fx = self.fx
+        kind = slot[0]
+        if kind == "init" and isinstance(stmt, (ForStmt, WhileStmt)):
+            return [stmt.iter_args[slot[1]]] if slot[1] < len(stmt.iter_args) else []
+        if kind == "yield":
+            block = fx.points[stmt].path[-1]
+            owner = fx.blocks[block] if block < len(fx.blocks) else None
+            if isinstance(owner, (ForStmt, WhileStmt)):
+                ok = trailing_yield(owner.body) is stmt and slot[1] < len(owner.iter_args)
+                return [owner.iter_args[slot[1]]] if ok else []
+            if isinstance(owner, IfStmt) and slot[1] < len(owner.return_vars):
+                return [owner.return_vars[slot[1]]]
+            return []
+        if kind not in ("arg", "kwarg"):
+            return []
+        return [e.dst for e in self.out_edges.get(v, ()) if e.stmt is stmt
+                and e.kind is not Share.SLICE and e.kind is not Share.ALIAS
+                and (e.kind is not Share.VIEW or _same_layout(e))]
+
     def flows_to(self, v: Var, same_layout_only: bool = True) -> list[Var]:
         """The values ``v`` reaches through aliases, write-backs, carries, merges and edges of
         unknown kind (and views: only those keeping the layout, ``set_validshape``, when
@@ -351,31 +377,6 @@ def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
                 cur |= names
                 todo.append(d)
     return {v: frozenset(s) for v, s in out.items() if s}
-
-
-def escape_target(fx: Effects, stmt: Stmt, slot: tuple) -> Var | None:
-    """The value an escape use (``slot`` of ``stmt``, as ``egraph.encode`` names them: a loop
-    initializer, a trailing yield, an alias, a same-layout view's operand) flows into."""
-    if slot[0] == "init" and isinstance(stmt, (ForStmt, WhileStmt)):
-        return stmt.iter_args[slot[1]] if slot[1] < len(stmt.iter_args) else None
-    if slot[0] == "yield":
-        block = fx.points[stmt].path[-1]
-        owner = fx.blocks[block] if block < len(fx.blocks) else None
-        if isinstance(owner, (ForStmt, WhileStmt)):
-            if trailing_yield(owner.body) is stmt and slot[1] < len(owner.iter_args):
-                return owner.iter_args[slot[1]]
-            return None
-        if isinstance(owner, IfStmt) and slot[1] < len(owner.return_vars):
-            return owner.return_vars[slot[1]]
-        return None
-    if isinstance(stmt, AssignStmt):
-        if slot[0] == "alias":
-            return stmt.target
-        call = call_of(stmt)
-        op = ops.lookup(call.op) if call is not None else None
-        if slot[0] == "arg" and slot[1] == 0 and op is not None and op.same_layout:
-            return stmt.target
-    return None
 
 
 class _Positional(StmtMutator):

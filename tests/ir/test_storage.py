@@ -116,3 +116,50 @@ return out""", "pl.Tensor[[16, 16], pl.FP32]"))
     v = next(s.target for s in p.functions[0].body if getattr(s, "target", None)
              and s.target.name == "v")
     assert v.type.memref is not None and v.type.memref.byte_offset == 16
+
+
+def test_a_window_escapes_into_the_values_that_share_its_storage_at_its_use():
+    # an init its iter-arg, a set_validshape its result, a call result sharing its argument's
+    # storage (an edge of a kind the analysis does not model) that result; a slice: nothing
+    st0, names, fx, fn = analysed(LOAD16 + """w = pl.tile.slice(local, [8, 8], [0, 8])
+v = pl.tile.set_validshape(w, [8, 4])
+r = pl.tile.adds(w, 1.0)
+s = pl.tile.slice(w, [1, 8], [0, 0])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    b = pl.yield_(a)""")
+    at = {n: fx.stmt_at(fx.defs[names[n]][0]) for n in ("v", "r", "s")}
+    fx.edges.append(Edge("call-result", names["r"], names["w"], at["r"]))
+    st = storage_of(fn, fx)
+    loop = next(x for x in fn.body if type(x).__name__ == "ForStmt")
+    assert [v.name for v in st.escapes(loop, ("init", 0), names["w"])] == ["a"]
+    assert [v.name for v in st.escapes(at["v"], ("arg", 0), names["w"])] == ["v"]
+    assert [v.name for v in st.escapes(at["r"], ("arg", 0), names["w"])] == ["r"]
+    assert st.escapes(at["s"], ("arg", 0), names["w"]) == []
+
+
+def test_a_window_whose_call_result_reaches_col_expand_is_used_as_dense_and_aligned():
+    # the encoder reads the escape from the storage edges: a (future) call-result edge makes the
+    # window's operand use need what the result's col_expand needs (context CALL: dense and
+    # aligned, or copied before the call)
+    from egraph_tiles.egraph.encode import encode_function
+    from egraph_tiles.ir.ops import Role
+
+    p = et.parse_program(kernel(
+        "x: pl.Tensor[[16, 64], pl.FP32], g: pl.Tensor[[1, 16], pl.FP32], "
+        "out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+gt = pl.tile.load(g, [0, 0], [1, 16], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 16], [0, 16])
+r = pl.tile.adds(w, 1.0)
+e = pl.tile.col_expand_mul(r, gt)
+out = pl.store(e, [0, 0], out)
+return out""", "pl.Tensor[[16, 16], pl.FP32]"))
+    fn = p.functions[0]
+    fx = function_effects(fn)
+    names = {v.name: v for v in fx.defs}
+    contexts = [u.ctx for u in encode_function(fn, fx, p, storage_of(fn, fx)).uses]
+    assert contexts == [Role.ORD]  # a fresh result: the window is only read
+    fx.edges.append(Edge("call-result", names["r"], names["w"],
+                         fx.stmt_at(fx.defs[names["r"]][0])))
+    contexts = [u.ctx for u in encode_function(fn, fx, p, storage_of(fn, fx)).uses]
+    assert contexts == [Role.CALL]
