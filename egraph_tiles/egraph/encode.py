@@ -36,6 +36,7 @@ _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
 _COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
+_DENSE_LIKE = frozenset((ops.Role.DENSE,))
 #: the use slots through which a window flows into another value (an alias is the window itself)
 _ESCAPES = frozenset(("init", "yield", "arg", "kwarg"))
 _CARRIES = frozenset(("init", "yield"))
@@ -536,13 +537,18 @@ class Encoder(StmtVisitor):
         materializes it lazily just the same (#1640 / #2010), so it must stay an identity copy
         and an aligned view or be copied here (``CALL``: dense and aligned); a matmul operand
         would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
-        rejection).  Otherwise an ordinary use."""
+        rejection); a reshape reads it from its first element as a dense tile (``DENSE``: dense
+        and aligned, or copied here).  Otherwise an ordinary use.  A program function's use
+        counts only for what it does with the tile that a lazy materialization or the cube
+        unit would (a col_expand use, a matmul use): the rest is its summary's business at
+        the call."""
         t = w.var.type
         mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
         for dst in self.storage.escapes(stmt, slot, var):  # type: ignore[union-attr]
             need = self.demand(dst)
             for roles, ctx, ok in ((_CUBE, ops.Role.CUBE_CALL, mat),
-                                   (_COLX_LIKE, ops.Role.CALL, True)):
+                                   (_COLX_LIKE, ops.Role.CALL, True),
+                                   (_DENSE_LIKE, ops.Role.DENSE, True)):
                 hit = next(((r, c, x) for r, c, x in need if r in roles), None)
                 if hit is not None and ok:
                     return ctx, (dst, hit[1], hit[2])
@@ -585,6 +591,8 @@ class Encoder(StmtVisitor):
                         r = self.context(call.op, k if isinstance(k, int) else None)
                         if (r is _LEFT or r is _RIGHT) and self.cube_fold(a.var, s) is not None:  # type: ignore[attr-defined]
                             continue  # (folded into an extract there: the slice's own use)
+                        if r is ops.Role.CALL and "colx" not in self.callee_uses(call.op, k):
+                            continue
                         if r is not None:
                             roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
         out: list[tuple[ops.Role, Stmt, Var]] = []

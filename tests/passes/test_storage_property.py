@@ -33,11 +33,13 @@ ROUTES = {
               "    v = pl.yield_(w2)"],
 }
 
-#: what reads ``v``: a row of it in a vector op (class D), v in a vector op, v in col_expand (E)
+#: what reads ``v``: a row of it in a vector op (class D), v in a vector op, v in col_expand (E),
+#: a reshape of v (read from its first element as a dense tile)
 CONSUMERS = {
     "row": ["s = pl.tile.slice(v, [1, {k}], [{r1}, 0])", "e = pl.tile.adds(s, 1.0)"],
     "vector": ["e = pl.tile.adds(v, 1.0)"],
     "col_expand": ["g1 = pl.tile.slice(g, [1, {wc}], [0, 0])", "e = pl.tile.col_expand_mul(v, g1)"],
+    "reshape": ["rs = pl.tile.reshape(v, [{hw4}, 4])", "e = pl.tile.adds(rs, 1.0)"],
 }
 
 
@@ -62,13 +64,13 @@ def programs(draw):
              "g = pl.tile.load(y, [0, 0], [1, 16], target_memory=pl.Mem.Vec)",
              "w = " + slice_of.format(h=h, wc=wc, r=r0, c=c0),
              *(ln.format(h=h, wc=wc, w2=w2) for ln in ROUTES[route]),
-             *(ln.format(k=k, r1=r1, wc=wc) for ln in CONSUMERS[consumer]),
+             *(ln.format(k=k, r1=r1, wc=wc, hw4=h * wc // 4) for ln in CONSUMERS[consumer]),
              "out = pl.store(local, [0, 0], out)",
              "out = pl.store(e, [0, 0], out)",
              "return out"]
     params = ("x: pl.Tensor[[16, 32], pl.FP32], y: pl.Tensor[[1, 16], pl.FP32], "
-              "n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]")
-    text = kernel(params, "\n".join(lines), "pl.Tensor[[16, 32], pl.FP32]")
+              "n: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]")
+    text = kernel(params, "\n".join(lines), "pl.Tensor[[32, 32], pl.FP32]")
     return et.verify_program(et.parse_program(text)), {"n": draw(st.integers(0, 1))}
 
 

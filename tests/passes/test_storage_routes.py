@@ -27,7 +27,7 @@ SCALARS = {"n": 0}
 
 
 def program(body: str, params: str = PARAMS) -> et.ir.Program:
-    ret = RET64 if params == COLX else RET
+    ret = RET64 if params == COLX else "pl.Tensor[[8, 32], pl.FP32]" if params == DENSE else RET
     return et.verify_program(et.parse_program(kernel(params, body, ret)))
 
 
@@ -261,6 +261,52 @@ return out"""
     p = program(before, COLX)
     et.assert_structural_equal(et.optimize(p), p)
     assert unsound_because(et.optimize, p, inputs_for(p), SCALARS) is None
+
+
+# ---------------------------------------------------------------- reshapes read a dense tile
+DENSE = ("x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX], "
+         "out: pl.Out[pl.Tensor[[8, 32], pl.FP32]]")
+
+
+def test_a_window_reshaped_through_set_validshape_is_copied_first():
+    # w (16 rows of a 64-wide tile) is not dense: the reshape would read 256 consecutive floats
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 16], [0, 0])
+v = pl.tile.set_validshape(w, [16, 16])
+r = pl.tile.reshape(v, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w_ext = pl.tile.extract(local, 0, 0, shape=[16, 16], target_memory=pl.Mem.Vec)
+v = pl.tile.set_validshape(w_ext, [16, 16])
+r = pl.tile.reshape(v, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", DENSE)
+
+
+def test_a_window_reshaped_after_a_loop_carry_is_copied_before_the_loop():
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 16], [0, 0])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    t = pl.tile.adds(local, 1.0)
+    c = pl.yield_(a)
+r = pl.tile.reshape(c, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w_ext = pl.tile.extract(local, 0, 0, shape=[16, 16], target_memory=pl.Mem.Vec)
+for i, (a,) in pl.range(2, init_values=(w_ext,)):
+    t = pl.tile.adds(local, 1.0)
+    c = pl.yield_(a)
+r = pl.tile.reshape(c, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", DENSE)
 
 
 # ---------------------------------------------------------------- class F: Mat windows
