@@ -343,16 +343,18 @@ def storage_of(fn: Function, fx: Effects) -> Storage:
 
 def _followed(e: Edge) -> bool:
     """Whether the slice ``e`` defines is one whose every route a guard follows by its origins:
-    a Mat-resident slice (a matmul operand must not be it) or one with valid_shape / drop_dims
-    (the pass never copies it: each consumer it reaches is checked).  A plain Vec window is
+    a Mat-resident slice (a matmul operand must not be it) or one with valid_shape / drop_dims /
+    pad_value (the pass never copies it: each consumer it reaches is checked).  A plain Vec window is
     followed by its uses and escapes instead (``egraph.encode``); tracking every one would make
     long chains of carries quadratic."""
     t = e.dst.type
     if isinstance(t, TileType) and t.memory is MemorySpace.Mat:
         return True
     call = call_of(e.stmt)
+    # (any argument past the source, shape and offset: valid_shape, drop_dims, pad_value; a
+    # keyword shape / offset is spelled positionally first, ``positional_slices``)
     return call is not None and (len(call.args) > 3 or any(
-        k in ("valid_shape", "drop_dims") for k, _ in call.kwargs))
+        k not in ("src", "shape", "offset") for k, _ in call.kwargs))
 
 
 def _origins(fx: Effects, incoming: dict[Var, list[Edge]],

@@ -384,6 +384,11 @@ if n > 0:
 else:
     m = pl.yield_(u)
 e = pl.tile.adds(m, 1.0)""", "feeds tile.adds at line 15 (through 'm'"),
+    ("pad_value slice carried into a vector op", """v = pl.tile.slice(local, [16, 16], [0, 1], pad_value=pl.PadValue.zero)
+for i, (a,) in pl.range(2, init_values=(v,)):
+    d = pl.tile.adds(gt, 1.0)
+    r = pl.yield_(a)
+e = pl.tile.adds(r, 1.0)""", "feeds tile.adds at line 13 (through 'r'"),
 ])
 def test_a_valid_shape_slice_reaching_a_consumer_through_a_route_is_checked(route, body, consumer):
     p = program(LOADS + body + "\n" + TAIL, COLX)
