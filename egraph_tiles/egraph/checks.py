@@ -74,6 +74,19 @@ def _cube_call(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dic
                    "slice it inside the function."}
 
 
+def _escape_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    value, consumer, _operand = enc.escapes[site.key]
+    call = call_of(consumer)
+    dense = site.ctx is Role.DENSE
+    return {**_fields(fn, site.window.stmt, site.var), "value": value.name,
+            "route": _route(site), "at": site.stmt.span.line,
+            "op": call.op if call is not None else "a call", "op_line": consumer.span.line,
+            "need": "dense tile (from its first element)" if dense else
+                    "lazily materialized operand (an in-place textract)",
+            "what": "dense (one row or the full width)" if dense else
+                    "an identity copy (a constant offset, one row or the full width)"}
+
+
 def _route(site: UseSite) -> str:
     """How an escape use hands its window on: a loop initializer, a yield, a view."""
     kind = site.slot[0]
@@ -110,6 +123,8 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
     "WindowUnclassifiedViolation": (lambda enc: enc.windows, _unclassified),
     "RawVecViolation": (lambda enc: enc.raw_vec, _raw_use),
     "CubeCallViolation": (lambda enc: [u for u in enc.uses if u.ctx is Role.CUBE_CALL], _cube_call),
+    "EscapeWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.keep_only],
+                             _escape_write),
 }
 
 

@@ -149,6 +149,8 @@ class Encoding:
     #: value's later consumers decided (:meth:`Encoder.escape_context`): use key -> (the value
     #: it flows into, the consumer statement, the operand there)
     escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
+    #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
+    keep_only: set[int] = field(default_factory=set)
 
 
 def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
@@ -248,6 +250,8 @@ class Encoder(StmtVisitor):
         self.storage = storage
         #: tile var -> the roles of the operands it is passed as (:meth:`demand`, built once)
         self._roles_of: dict[Var, set[ops.Role]] | None = None
+        #: the tile vars some statement may write in place (:meth:`written_after`, built once)
+        self._written_vars: set[Var] | None = None
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
         edges, writes = _stated(fx)
@@ -527,6 +531,10 @@ class Encoder(StmtVisitor):
         enc.roots.append((("R", name), site))
         if escape is not None:
             enc.escapes[name] = escape
+            if ctx is not ops.Role.CUBE_CALL and self.written_after(escape[0]):
+                # a copy here would take the writes made through what it flows into
+                enc.keep_only.add(name)
+                self._rows["KeepOnlyRow"].append((name,))
 
     def escape_context(self, stmt: Stmt, slot: tuple, var: Var, w: Window
                        ) -> tuple[ops.Role, tuple[Var, Stmt, Var] | None]:
@@ -575,6 +583,14 @@ class Encoder(StmtVisitor):
                     and t.const_shape() is not None and st.layout(o) == lay:  # type: ignore[union-attr]
                 return w
         return None
+
+    def written_after(self, dst: Var) -> bool:
+        """Whether anything ``dst`` flows into may be written in place (a registry write-back, an
+        op the registry cannot classify, a program function)."""
+        if self._written_vars is None:
+            self._written_vars = {w.var for w in self.fx.writes}
+        written = self._written_vars
+        return any(v in written for v in self.storage.flows_to(dst))  # type: ignore[union-attr]
 
     def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
         """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,

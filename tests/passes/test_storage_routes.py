@@ -263,6 +263,41 @@ return out"""
     assert unsound_because(et.optimize, p, inputs_for(p), SCALARS) is None
 
 
+def test_a_window_carried_into_col_expand_and_written_in_the_loop_is_rejected():
+    # a copy before the loop would take fillpad's writes (local never sees them); kept, the
+    # non-identity window's lazy repack corrupts local: neither is right
+    p = program(LOADS + """w = pl.tile.slice(local, [16, 16], [0, 16])
+d = pl.tile.adds(w, 1.0)
+for i, (a,) in pl.range(2, init_values=(w,)):
+    f = pl.tile.fillpad_inplace(a, pad_value=pl.PadValue.zero)
+    r = pl.yield_(f)
+e = pl.tile.col_expand_mul(r, gt)
+out = pl.store(local, [0, 0], out)
+out = pl.store(e, [0, 0], out)
+out = pl.store(d, [0, 0], out)
+return out""", COLX)
+    assert unsound_because(lambda x: x, p, inputs_for(p), SCALARS) is not None
+    msg = rejection(p)
+    for piece in ["slice 'w' (tile.slice at line 9) flows into 'a' (a loop carry's initializer "
+                  "at line 11)", "tile.col_expand_mul at line 14", "written in place",
+                  "neither copied there"]:
+        assert piece in msg, (piece, msg)
+
+
+def test_an_identity_window_carried_into_col_expand_and_written_stays_a_view():
+    p = program(LOADS + """ht = pl.tile.load(h, [0, 0], [1, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [8, 64], [8, 0])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    f = pl.tile.fillpad_inplace(a, pad_value=pl.PadValue.zero)
+    r = pl.yield_(f)
+e = pl.tile.col_expand_mul(r, ht)
+out = pl.store(local, [0, 0], out)
+out = pl.store(e, [0, 0], out)
+return out""", COLX)
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), SCALARS) is None
+
+
 # ---------------------------------------------------------------- reshapes read a dense tile
 DENSE = ("x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX], "
          "out: pl.Out[pl.Tensor[[8, 32], pl.FP32]]")
