@@ -144,8 +144,8 @@ RULES = f"""
        (= (% am 256) 0))
       ((union u (Keep w ctx))) :ruleset views :name "call-dense-aligned-view")
 (relation Dense (Tile))
-(rule ((= w (Win (Leaf s) r c 1 wd))) ((Dense w)) :ruleset legality :name "dense-single-row")
-(rule ((= w (Win (Leaf s) r c h wd)) (= wd (Pitch (Leaf s))))
+(rule ((= w (Win (Leaf s) r c 1 wd)) (UnitCols (Leaf s))) ((Dense w)) :ruleset legality :name "dense-single-row")
+(rule ((= w (Win (Leaf s) r c h wd)) (= wd (Pitch (Leaf s))) (UnitCols (Leaf s)))
       ((Dense w)) :ruleset legality :name "dense-full-width")
 (rule ((= u (Use w ctx)) (= ctx {DENSE}) (Dense w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am 256) 0))
@@ -158,6 +158,20 @@ RULES = f"""
 (relation CubeCallViolation (i64))
 (rule ((= u (Use w ctx)) (= ctx {CUBE_CALL}) (= w (Win b r c h wd)) (MemOf w m) (!= m "Mat"))
       ((union u (Keep w ctx))) :ruleset safe :name "keep-non-mat-cube-call-window")
+
+; A window escaping (loop initializer, yield, same-layout view, write-back, call result) into a
+; value that a col_expand / reshape reads and that is also written in place (egraph.encode
+; ``escape_context``): a copy there would take the write, so the escape use must stay a view —
+; which its context (CALL / DENSE) allows only when proven dense and aligned.  ``UseKept`` (0 at
+; load, 1 once the use's class holds a ``Keep``) is read after saturation: no view is a
+; violation (reject, never copy)
+(function UseKept (i64) i64 :merge (max old new))
+(relation EscapeWriteViolation (i64))
+(relation KeepOnlyUse (i64))
+(rule ((KeepOnlyUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
+      :ruleset proven :name "written-escape-view-proven")
+(rule ((KeepOnlyUse k) (= 0 (UseKept k))) ((EscapeWriteViolation k))
+      :ruleset checks :name "written-escape-violation")
 
 (relation RawVecUse (i64 Tile))
 (function RawVecProven (Tile) i64 :merge (max old new))
@@ -175,6 +189,8 @@ RULES = f"""
 LOAD = f"""
 (rule (({row("RawColxRow")} n k)) ((RawColxUse n (NT k)) (set (ColxProven (NT k)) 0))
       :ruleset load :name "load-raw-col-expand-use")
+(relation KeepOnlyRow (i64))
+(rule ((KeepOnlyRow k)) ((KeepOnlyUse k) (set (UseKept k) 0)) :ruleset load :name "load-keep-only-use")
 (relation WrittenUse (i64))
 (rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
@@ -187,6 +203,8 @@ LOAD = f"""
 (rule (({row("MayWriteRow")} n t)) ((MayWrittenBy (NT t) n)) :ruleset load :name "load-may-write")
 (rule ((UseRow k t ctx) (MayWrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written
       :name "may-written-use")
+; (also a Mat window flowing through a loop carry, an if result or a same-layout view into a
+; matmul operand: egraph.encode gives that escape use this context)
 (rule ((UseRow k t {CUBE_CALL}) (MemOf (NT t) "Mat")) ((CubeCallViolation k))
       :ruleset checks :name "mat-window-to-matmul-callee-violation")
 """
@@ -300,13 +318,17 @@ VIOLATIONS = {
         "address is not provably {align_bytes}-byte aligned: the device can hang (#1789). "
         "{align}, or slice without valid_shape / drop_dims and set the valid shape with "
         "tile.set_validshape on an aligned copy."),
+    "EscapeWriteViolation": (
+        "written-escape-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) flows into "
+        "{value!r} ({route} at line {at}), which {op} at line {op_line} reads as a "
+        "{need}, and which is written in place. The window can be neither copied there (the "
+        "write would land in the copy and be lost) nor kept as it is: it is not provably "
+        "{what} at a {align_bytes}-byte aligned address. {align}, make it {what}, or copy it "
+        "explicitly (tile.extract(..., target_memory=pl.Mem.Vec)) and write the copy."),
     "CubeCallViolation": (
         "mat-window-to-matmul-callee-violation",
-        "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) is passed "
-        "to {op} at line {op_line}{through}, which uses it as a matmul operand (checked as if "
-        "inlined). A Mat window used as a matmul operand is materialized lazily with a Mat->Mat "
-        "textract, a data path the hardware does not have, and the caller cannot copy it for "
-        "the callee either (no Mat->Mat path). Fix: extract the window to Left / Right in the "
-        "caller (tile.extract(..., target_memory=pl.Mem.Left)) and pass that, or pass the whole "
-        "Mat tile and slice it inside the function."),
+        "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) {route}. "
+        "A Mat window used as a matmul operand is materialized lazily with a Mat->Mat "
+        "textract, a data path the hardware does not have, and {nocopy}. Fix: {fix}"),
 }

@@ -5,7 +5,9 @@ A window ``(Win b r c h w)`` starts at ``addr(b) + (r * pitch(b) + c) * storage_
 a window's own rows keep its base's pitch.  ``(AddrMult t)`` is a power of two known to divide the
 bit address of ``t`` (merge = max, capped at 2**30).  Roots: a tile with no memref or with the
 allocation-planning sentinel (-1) is an aligned root (``FreshAlloc``); a memref byte offset ``e``
-gives ``8 * Mult(e)``; anything else gives no fact, so nothing is proven about it.
+gives ``8 * Mult(e)``; anything else gives no fact, so nothing is proven about it.  A leaf that is
+not a root of its own (a view, a loop carry, an ``if`` result, ...) states the pitch and buffer
+start of its storage (``ir.storage``: the root's start plus the view's byte offset), or nothing.
 """
 
 from ..ir.target import ALIGN_BITS, CAP
@@ -19,6 +21,10 @@ RULES = f"""
 (relation FreshAlloc (Tile))
 (relation MemrefBytes (Tile Idx))
 (relation PitchIdx (Tile Idx))
+; a leaf whose columns are consecutive elements (row-major storage, ``ir.storage``): only then is
+; one row, or a window as wide as the pitch, contiguous in memory; a view whose layout is unknown
+; or transposed has no such fact
+(relation UnitCols (Tile))
 (ruleset layout)
 ; tile.slice inherits its source's memory (registry: inherits_input_memory), dtype and row pitch
 (rule ((= w (Win b r c h wd)) (MemOf b m)) ((MemOf w m)) :ruleset layout :name "window-memory")

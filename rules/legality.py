@@ -25,10 +25,12 @@ RULES = f"""
 ; offset AND contiguous window.  Matched on the peeled window over a non-window base, so an
 ; accumulated dynamic offset of a chained slice is never mistaken for a constant one.  The
 ; one notion serves both the view below and the valid_shape / drop_dims check (rules.checks).
+; Both need the base's columns to be consecutive elements (``UnitCols``: a row of a
+; ``transpose_view`` is a column of its source, and a base of unknown storage proves nothing).
 (relation IdentityCopy (Tile))
-(rule ((= w (Win (Leaf s) (Lit r) (Lit c) 1 wd)))
+(rule ((= w (Win (Leaf s) (Lit r) (Lit c) 1 wd)) (UnitCols (Leaf s)))
       ((IdentityCopy w)) :ruleset legality :name "identity-copy-single-row")
-(rule ((= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (= wd (Pitch (Leaf s))))
+(rule ((= w (Win (Leaf s) (Lit r) (Lit c) h wd)) (= wd (Pitch (Leaf s))) (UnitCols (Leaf s)))
       ((IdentityCopy w)) :ruleset legality :name "identity-copy-full-width")
 (rule ((= u (Use w ctx)) (= ctx {COLX}) (IdentityCopy w) (MemOf w "Vec"))
       ((union u (Keep w ctx))) :ruleset views :name "col-expand-identity-view")

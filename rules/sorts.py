@@ -215,6 +215,7 @@ LOAD = TILE_IDX_LOAD + f"""
 (relation LeafRow (i64 String String i64))
 (relation FreshLeafRow (i64 String String i64 i64 i64))
 (relation FreshRow (i64))
+(relation UnitColRow (i64))
 (relation WinRow (i64 i64 i64 i64 i64 i64))
 (relation UseRow (i64 i64 String))
 (relation ExtRow (i64 i64 i64 i64))
@@ -224,8 +225,10 @@ LOAD = TILE_IDX_LOAD + f"""
 ; the facts of LeafRow, PitchRow (constant pitch c), PitchIdxRow (pitch index e) and FreshRow in one
 (rule ((FreshLeafRow k key mem bits c e))
       ((union (NT k) (Leaf key)) (MemOf (NT k) mem) (set (Bits (NT k)) bits) (set (Pitch (NT k)) c)
-       (PitchIdx (NT k) (NI e)) (FreshAlloc (NT k)))
+       (PitchIdx (NT k) (NI e)) (FreshAlloc (NT k)) (UnitCols (NT k)))
       :ruleset load :name "load-fresh-leaf")
+; a leaf whose storage is known row-major (``ir.storage``): one element between its columns
+(rule ((UnitColRow k)) ((UnitCols (NT k))) :ruleset load :name "load-unit-columns")
 (rule (({row("PitchRow")} k c)) ((set (Pitch (NT k)) c)) :ruleset load :name "load-pitch")
 (rule (({row("PitchIdxRow")} k e)) ((PitchIdx (NT k) (NI e))) :ruleset load :name "load-pitch-index")
 (rule ((FreshRow k)) ((FreshAlloc (NT k))) :ruleset load :name "load-fresh-allocation")

@@ -47,11 +47,62 @@ def _raw_use(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawSliceUse) -> d
 
 
 def _cube_call(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    fields = _fields(fn, site.window.stmt, site.var)
+    escape = enc.escapes.get(site.key)
+    if escape is not None:  # a carry, an if result or a view the window flows into
+        value, consumer, operand = escape
+        call = call_of(consumer)
+        route = (f"flows into {value.name!r} ({_route(site)} at line {site.stmt.span.line})"
+                 + (f" and on through {operand.name!r}" if operand is not value else "")
+                 + f", which {call.op if call is not None else 'a call'} at line "
+                 f"{consumer.span.line} uses as a matmul operand")
+        return {**fields, "route": route,
+                "nocopy": "the pass cannot fold the window into a Left / Right extract there "
+                          "(the operand is a value that may name it, not the slice itself), nor "
+                          "copy it within Mat (no Mat->Mat path)",
+                "fix": "extract the window to Left / Right where the matmul reads it "
+                       "(tile.extract(src, row, col, shape=..., target_memory=pl.Mem.Left)) "
+                       "rather than carrying, merging or viewing the Mat window."}
     call = call_of(site.stmt)
-    return {**_fields(fn, site.window.stmt, site.var),
-            "op": call.op if call is not None else
-            "the callers it is returned to" if site.slot[0] == "return" else "a function",
-            "op_line": site.stmt.span.line}
+    if call is None and site.slot[0] == "return":
+        route = (f"is returned at line {site.stmt.span.line}{fields['through']} to callers that "
+                 "use it as a matmul operand (checked as if inlined)")
+    else:
+        route = (f"is passed to {call.op if call is not None else 'a function'} at line "
+                 f"{site.stmt.span.line}{fields['through']}, which uses it as a matmul operand "
+                 "(checked as if inlined)")
+    return {**fields, "route": route,
+            "nocopy": "the caller cannot copy it for the callee either (no Mat->Mat path)",
+            "fix": "extract the window to Left / Right in the caller (tile.extract(..., "
+                   "target_memory=pl.Mem.Left)) and pass that, or pass the whole Mat tile and "
+                   "slice it inside the function."}
+
+
+def _escape_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    value, consumer, _operand = enc.escapes[site.key]
+    call = call_of(consumer)
+    dense = site.ctx is Role.DENSE
+    return {**_fields(fn, site.window.stmt, site.var), "value": value.name,
+            "route": _route(site), "at": site.stmt.span.line,
+            "op": call.op if call is not None else "a call", "op_line": consumer.span.line,
+            "need": "dense tile (from its first element)" if dense else
+                    "lazily materialized operand (an in-place textract)",
+            "what": "dense (one row or the full width)" if dense else
+                    "an identity copy (a constant offset, one row or the full width)"}
+
+
+def _route(site: UseSite) -> str:
+    """How an escape use hands its window on: a loop initializer, a yield, a view."""
+    kind = site.slot[0]
+    if kind == "init":
+        return "a loop carry's initializer"
+    if kind == "yield":
+        return "a yield"
+    call = call_of(site.stmt)
+    op = ops.lookup(call.op) if call is not None else None
+    if op is not None and op.same_layout:
+        return f"the view {call.op}"  # type: ignore[union-attr]
+    return f"the result of {call.op}" if call is not None else "a value sharing its storage"
 
 
 def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:
@@ -76,6 +127,8 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
     "WindowUnclassifiedViolation": (lambda enc: enc.windows, _unclassified),
     "RawVecViolation": (lambda enc: enc.raw_vec, _raw_use),
     "CubeCallViolation": (lambda enc: [u for u in enc.uses if u.ctx is Role.CUBE_CALL], _cube_call),
+    "EscapeWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.keep_only],
+                             _escape_write),
 }
 
 

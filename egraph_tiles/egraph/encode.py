@@ -15,9 +15,10 @@ from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, TupleItem, Var, VarRef, const_int
 from ..ir.mutator import StmtVisitor
+from ..ir.storage import Storage, storage_of
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt, Stmt,
                         WhileStmt, YieldStmt, child_bodies)
-from ..ir.types import ScalarType, TileType, Type
+from ..ir.types import MemorySpace, ScalarType, TileType, Type
 from ..rules.sorts import IDX_OPS, idx_table
 from .calls import (callee_name, param_uses, result_uses, result_written, returned_param,
                     role_of, whole_source)
@@ -33,6 +34,14 @@ _IDX_ROWS = {op: idx_table(op) for op in IDX_OPS}
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge (issue 13)
 _ORD, _COLX = ops.Role.ORD, ops.Role.COLX
+_LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
+#: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
+_CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
+_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
+_DENSE_LIKE = frozenset((ops.Role.DENSE,))
+#: the use slots through which a window flows into another value (an alias is the window itself)
+_ESCAPES = frozenset(("init", "yield", "arg", "kwarg"))
+_CARRIES = frozenset(("init", "yield"))
 _VIEW, _SLICE, _ALIAS = Share.VIEW, Share.SLICE, Share.ALIAS
 #: the storage edges of a loop's entry, a loop's end and an if statement (:meth:`Encoder.edges`)
 _LOOP_INIT, _LOOP_ENDS = (Share.LOOP_INIT,), (Share.LOOP_BACK, Share.LOOP_RESULT)
@@ -138,6 +147,12 @@ class Encoding:
     raw_vec: list[RawSliceUse] = field(default_factory=list)
     #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
     roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
+    #: an escape use (loop initializer, yield, same-layout view operand) whose context the
+    #: value's later consumers decided (:meth:`Encoder.escape_context`): use key -> (the value
+    #: it flows into, the consumer statement, the operand there)
+    escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
+    #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
+    keep_only: set[int] = field(default_factory=set)
 
 
 def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
@@ -240,10 +255,18 @@ def _stated(fx: Effects) -> tuple[list[Edge], list[Write]]:
 
 
 class Encoder(StmtVisitor):
-    def __init__(self, fx: Effects, program: Program | None = None) -> None:
+    def __init__(self, fx: Effects, program: Program | None = None,
+                 storage: Storage | None = None) -> None:
         self.enc = Encoding()
         self._rows: defaultdict[str, list[tuple]] = defaultdict(list)
         self.fx = fx
+        #: every value's storage facts (ir.storage): a window's base that is not a root of its
+        #: own states its layout from there, never from its own type
+        self.storage = storage
+        #: tile var -> the roles of the operands it is passed as (:meth:`demand`, built once)
+        self._roles_of: dict[Var, set[ops.Role]] | None = None
+        #: the tile vars some statement may write in place (:meth:`written_after`, built once)
+        self._written_vars: set[Var] | None = None
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
         #: the name of the function encoded (its callers decide what its returned windows need)
@@ -258,8 +281,16 @@ class Encoder(StmtVisitor):
         self._lit: dict[int, int] = {}
         #: valid_shape / drop_dims slice var -> (its tile number, its statement)
         self._raw: dict[Var, tuple[int, AssignStmt]] = {}
-        #: the same, also through views of such a slice (set_validshape, ...): vector-op checks
-        self._raw_view: dict[Var, tuple[int, AssignStmt]] = {}
+        #: value -> the valid_shape / drop_dims slices it may name, itself, through views (set_validshape,
+        #: ...), aliases, write-backs, loop carries and if merges (ir.storage origins): the
+        #: vector-op and col_expand checks
+        self._raw_view: dict[Var, list[Var]] = _raw_origins(fx, storage) if storage else {}
+        #: the values other than a slice or its alias that may name a Mat window (ir.storage
+        #: origins): a matmul operand among them may fold into an extract (:meth:`cube_fold`)
+        self._mat_named: set[Var] = _mat_named(fx, storage) if storage else set()
+        #: the raw-slice uses stated before their slice's number is known (a loop's yield can
+        #: carry a slice defined after the use): (table, use number, raw slice var), in order
+        self._raw_pending: list[tuple[str, int, Var]] = []
         #: op name -> :meth:`call_kind`; (op, operand) -> :meth:`callee_uses`; op name ->
         #: :meth:`returned_param`; (op, operand) -> :meth:`context` (issue 13: read once per op,
         #: not once per call)
@@ -319,6 +350,7 @@ class Encoder(StmtVisitor):
                 continue
             rows["LeafRow"].append((k, key, mem, bits))
             if pitch is not None:
+                rows["UnitColRow"].append((k,))  # row-major: one element between columns
                 if cols is not None:
                     rows["PitchRow"].append((k, cols))
                 rows["PitchIdxRow"].append((k, pitch_k))
@@ -326,6 +358,10 @@ class Encoder(StmtVisitor):
                 rows["FreshRow"].append((k,))
             elif start is not None:
                 rows["MemrefRow"].append((k, start_k))
+        for table, n, raw in self._raw_pending:
+            known = self._raw.get(raw)
+            if known is not None:
+                rows[table].append((n, known[0]))
         if "ViewEdgeRow" in rows:
             rows["ViewEdgeRow"] = written_edges(rows)
         self.enc.rows = dict(rows)
@@ -376,6 +412,15 @@ class Encoder(StmtVisitor):
         now, in program order."""
         self._n = k = self._n + 1
         self.enc.tile_of[var] = k
+        if self.storage is not None and var in self.storage.layouts:
+            # a view, carry, merge, ...: its layout is its storage's, not its own type's
+            facts = self.view_facts(var)
+            pitch, start = facts[2], facts[4]
+            self._leaf_rows[k] = (var, facts,
+                                  self.idx(pitch) if pitch is not None else None,
+                                  self.idx(start) if start is not None and start is not _FRESH
+                                  else None)
+            return k
         t = var.type
         known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
         if known is None or known[0] is not t:
@@ -418,6 +463,32 @@ class Encoder(StmtVisitor):
         self._types[id(t)] = (t, facts, None)
         return facts
 
+    def view_facts(self, var: Var) -> tuple[str, int, Expr | None, int | None, object]:
+        """:meth:`leaf_facts` of a value that is not a root of its own (``ir.storage``): its
+        memory and storage bits from its type; its row pitch and buffer start from its layout —
+        only when that is known and row-major (one element between columns), else none (nothing
+        can be proven about it: the conservative outcome)."""
+        t = var.type
+        if not isinstance(t, TileType):
+            return ("?", 0, None, None, None)
+        mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
+        lay = self.storage.layouts.get(var)  # type: ignore[union-attr]
+        if lay is None or t.rank != 2 or len(lay.strides) != 2 or lay.strides[1] != bits \
+                or lay.strides[0] % bits:
+            return (mem, bits, None, None, None)
+        pitch = lay.strides[0] // bits
+        root = self.leaf_facts(lay.root.type)[4]
+        off = lay.offset_bytes()
+        if off is None or root is None:
+            start: object = None
+        elif lay.is_zero:
+            start = root
+        elif root is _FRESH:
+            start = off
+        else:
+            start = BinOp("+", root, off)  # type: ignore[arg-type]
+        return (mem, bits, Const(pitch), pitch, start)
+
     def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
                col_off: Expr) -> None:
         """A canonical slice (:func:`canonical_slice`) as a ``Win`` term."""
@@ -445,7 +516,6 @@ class Encoder(StmtVisitor):
             r, c = self.idx(off.items[0]), self.idx(off.items[1])
             self.row("WinRow", k, base, r, c, dims[0], dims[1])
         self._raw[stmt.target] = (k, stmt)
-        self._raw_view[stmt.target] = (k, stmt)
 
     # ------------------------------------------------------------------ uses
     def use(self, stmt: Stmt, slot: tuple, e: Expr, ctx: ops.Role | None) -> None:
@@ -453,22 +523,115 @@ class Encoder(StmtVisitor):
             return
         # a col_expand op materializes a valid_shape / drop_dims slice lazily, also through a
         # view of it (set_validshape, ...): its identity copy is checked (rules.checks)
-        raw = self._raw_view.get(e.var) if self._raw_view else None
-        if raw is not None and ctx is _COLX:
-            self.fresh("x")
-            self.row("RawColxRow", self._n, raw[0])
+        if ctx is _COLX and self._raw_view and e.var in self._raw_view:
             call = call_of(stmt)
-            self.enc.raw_colx.append(RawSliceUse(self._n, raw[1], e.var, stmt,
-                                                 call.op if call is not None else "?"))
+            self.raw_use("RawColxRow", stmt, e.var, call.op if call is not None else "?")
         enc, var = self.enc, e.var
         w = enc.window_of.get(var)
-        if w is None:
-            return
+        if w is not None:
+            tile = enc.tile_of[var]
+        else:
+            if ctx is not _LEFT and ctx is not _RIGHT or var not in self._mat_named:
+                return
+            w = self.cube_fold(var, stmt)  # a view / carry / merge naming one Mat window
+            if w is None:
+                return
+            tile = w.key
+        escape = None
+        if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
+                and (slot[0] in _CARRIES or var in self.storage.out_edges):
+            ctx, escape = self.escape_context(stmt, slot, var, w)
         self._n = name = self._n + 1
-        self._rows["UseRow"].append((name, enc.tile_of[var], ctx))
+        self._rows["UseRow"].append((name, tile, ctx))
         site = UseSite(name, stmt, slot, var, w, ctx)
         enc.uses.append(site)
         enc.roots.append((("R", name), site))
+        if escape is not None:
+            enc.escapes[name] = escape
+            if ctx is not ops.Role.CUBE_CALL and self.written_after(escape[0]):
+                # a copy here would take the writes made through what it flows into
+                enc.keep_only.add(name)
+                self._rows["KeepOnlyRow"].append((name,))
+
+    def escape_context(self, stmt: Stmt, slot: tuple, var: Var, w: Window
+                       ) -> tuple[ops.Role, tuple[Var, Stmt, Var] | None]:
+        """The context of window ``w`` escaping at ``slot`` of ``stmt`` (a loop initializer, a
+        yield, the operand of a same-layout view such as ``set_validshape``, of a write-back or
+        of a call whose result shares its storage: ``Storage.escapes``) into a value that
+        later reaches a consumer the window itself would have met: a ``col_expand`` operand
+        materializes it lazily just the same (#1640 / #2010), so it must stay an identity copy
+        and an aligned view or be copied here (``CALL``: dense and aligned); a matmul operand
+        would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
+        rejection); a reshape reads it from its first element as a dense tile (``DENSE``: dense
+        and aligned, or copied here).  Otherwise an ordinary use.  A program function's use
+        counts only for what it does with the tile that a lazy materialization or the cube
+        unit would (a col_expand use, a matmul use): the rest is its summary's business at
+        the call."""
+        t = w.var.type
+        mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
+        for dst in self.storage.escapes(stmt, slot, var):  # type: ignore[union-attr]
+            need = self.demand(dst)
+            for roles, ctx, ok in ((_CUBE, ops.Role.CUBE_CALL, mat),
+                                   (_COLX_LIKE, ops.Role.CALL, True),
+                                   (_DENSE_LIKE, ops.Role.DENSE, True)):
+                hit = next(((r, c, x) for r, c, x in need if r in roles), None)
+                if hit is not None and ok:
+                    return ctx, (dst, hit[1], hit[2])
+        return _ORD, None
+
+    def cube_fold(self, var: Var, stmt: Stmt) -> Window | None:
+        """The Mat window a matmul operand ``var`` of ``stmt`` is, when it is not the slice
+        itself but a value whose storage is known to be exactly that window's (a
+        ``set_validshape`` view of it, a carry or merge of it whose every incoming value agrees):
+        the operand then folds into a ``tile.extract`` of the window into Left / Right as the
+        slice itself would (the window must be visible there).  Otherwise None."""
+        st, fx = self.storage, self.fx
+        lay = st.layouts.get(var) if st is not None else None
+        t = var.type
+        if lay is None or not isinstance(t, TileType):
+            return None
+        p = fx.point(stmt)
+        for o in sorted(st.origins.get(var, ()), key=lambda x: fx.defs[x][0]):  # type: ignore[union-attr]
+            w = self.enc.window_of.get(o)
+            if w is None or w.var is not o or not fx.visible(o, p.pos, p.path):
+                continue
+            ot = o.type
+            if isinstance(ot, TileType) and ot.const_shape() == t.const_shape() \
+                    and t.const_shape() is not None and st.layout(o) == lay:  # type: ignore[union-attr]
+                return w
+        return None
+
+    def written_after(self, dst: Var) -> bool:
+        """Whether anything ``dst`` flows into may be written in place (a registry write-back, an
+        op the registry cannot classify, a program function)."""
+        if self._written_vars is None:
+            self._written_vars = {w.var for w in self.fx.writes}
+        written = self._written_vars
+        return any(v in written for v in self.storage.flows_to(dst))  # type: ignore[union-attr]
+
+    def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
+        """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,
+        write-backs, carries, merges, same-layout views), with the consumer and the operand."""
+        if self._roles_of is None:
+            self._roles_of = roles = {}
+            fx = self.fx
+            for s in fx.stmts:
+                call = call_of(s) if s is not None else None
+                if call is None:
+                    continue
+                for k, a in call_operands(call):
+                    if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
+                        r = self.context(call.op, k if isinstance(k, int) else None)
+                        if (r is _LEFT or r is _RIGHT) and self.cube_fold(a.var, s) is not None:  # type: ignore[attr-defined]
+                            continue  # (folded into an extract there: the slice's own use)
+                        if r is ops.Role.CALL and "colx" not in self.callee_uses(call.op, k):
+                            continue
+                        if r is not None:
+                            roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
+        out: list[tuple[ops.Role, Stmt, Var]] = []
+        for v in self.storage.flows_to(dst):  # type: ignore[union-attr]
+            out += self._roles_of.get(v, ())
+        return out
 
     def call_kind(self, op: str) -> tuple[bool, bool, bool]:
         """Whether a call of ``op`` calls a program function; whether its operands are checked
@@ -490,13 +653,16 @@ class Encoder(StmtVisitor):
         # drop_dims slice (or a view of one)
         window_of, raw_view, contexts = self.enc.window_of, self._raw_view, self._contexts
         i = 0  # (counted by hand: ``enumerate`` costs ~0.1 us more per operand)
+        mat_named = self._mat_named
         for a in call.args:
-            if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view):
+            if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view
+                                      or mat_named and a.var in mat_named):
                 ctx = contexts.get((call.op, i), _UNKNOWN)  # (:meth:`context` inline)
                 self.use(stmt, ("arg", i), a, self.context(call.op, i) if ctx is _UNKNOWN else ctx)
             i += 1
         for k, v in call.kwargs:
-            if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view):
+            if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view
+                                      or mat_named and v.var in mat_named):
                 idx = operand_index(call, k)
                 self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
                                                              else None))
@@ -514,18 +680,25 @@ class Encoder(StmtVisitor):
             self.effects(stmt)
         return program_call
 
+    def raw_use(self, table: str, stmt: Stmt, var: Var, op: str) -> None:
+        """State operand ``var`` of ``stmt`` (a call of ``op``) as a use ``(table n k)`` of every
+        valid_shape / drop_dims slice ``k`` it may name (``RawVecRow`` / ``RawColxRow``); the
+        rows are written by :meth:`finish`, once every slice has its number."""
+        uses = self.enc.raw_vec if table == "RawVecRow" else self.enc.raw_colx
+        fx = self.fx
+        for raw in self._raw_view.get(var, ()):
+            n = self.number()
+            self._raw_pending.append((table, n, raw))
+            uses.append(RawSliceUse(n, fx.stmt_at(fx.defs[raw][0]), var, stmt, op))  # type: ignore[arg-type]
+
     def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
         """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
         a view of one) as ``(RawVecRow n k)`` for ``rules.checks``."""
         if not self._raw_view:
             return
         for a in [*call.args, *(v for _, v in call.kwargs)]:
-            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
-            if raw is None:
-                continue
-            self.fresh("rv")
-            self.row("RawVecRow", self._n, raw[0])
-            self.enc.raw_vec.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+            if isinstance(a, VarRef) and a.var in self._raw_view:
+                self.raw_use("RawVecRow", stmt, a.var, call.op)
 
     def raw_colx_uses(self, stmt: Stmt, call: Call, keys=None) -> None:
         """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
@@ -534,12 +707,10 @@ class Encoder(StmtVisitor):
         if not self._raw_view:
             return
         for k, a in call_operands(call):
-            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
-            if raw is None or keys is not None and k not in keys:
+            if not isinstance(a, VarRef) or a.var not in self._raw_view \
+                    or keys is not None and k not in keys:
                 continue
-            self.fresh("x")
-            self.row("RawColxRow", self._n, raw[0])
-            self.enc.raw_colx.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+            self.raw_use("RawColxRow", stmt, a.var, call.op)
 
     # ------------------------------------------------------------------ program functions
     def is_program_call(self, op: str) -> bool:
@@ -594,12 +765,8 @@ class Encoder(StmtVisitor):
                if self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
         self.raw_colx_uses(stmt, call, colx)
         for k, a in call_operands(call):
-            raw = self._raw_view.get(a.var) if isinstance(a, VarRef) else None
-            if raw is None or k not in vec:
-                continue
-            self.fresh("rv")
-            self.row("RawVecRow", self._n, raw[0])
-            self.enc.raw_vec.append(RawSliceUse(self._n, raw[1], a.var, stmt, call.op))
+            if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:
+                self.raw_use("RawVecRow", stmt, a.var, call.op)
 
     def call_writes(self, stmt: Stmt, call: Call) -> None:
         """A program function that writes a tile operand in place (or accumulates into it): the
@@ -618,10 +785,8 @@ class Encoder(StmtVisitor):
         w = self.enc.window_of.get(src)
         if w is not None:
             self.enc.window_of[dst] = w
-        if src in self._raw:
-            self._raw[dst] = self._raw[src]
-        if src in self._raw_view:
-            self._raw_view[dst] = self._raw_view[src]
+        if src in self._raw_view:  # (a program function's returned parameter: ir.storage
+            self._raw_view.setdefault(dst, self._raw_view[src])  # has no edge for it yet)
 
     def edge(self, dst: Var, src: Var) -> None:
         """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src`` (two
@@ -664,8 +829,6 @@ class Encoder(StmtVisitor):
                 continue
             if isinstance(dst.type, TileType) and isinstance(src.type, TileType):
                 self.edge(dst, src)
-            if src in self._raw_view:
-                self._raw_view[dst] = self._raw_view[src]
 
     # ------------------------------------------------------------------ statements
     # (ir.mutator.StmtVisitor: any other statement kind has its nested bodies visited)
@@ -816,11 +979,40 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
     return [e for e in edges if e[0] in reached]
 
 
+def _mat_named(fx: Effects, storage: Storage) -> set[Var]:
+    """The values that may name a Mat slice but are not one (:meth:`Encoder.cube_fold`)."""
+    mats = {e.dst for e in fx.edges if e.kind is _SLICE and isinstance(e.dst.type, TileType)
+            and e.dst.type.memory is MemorySpace.Mat}
+    if not mats:
+        return set()
+    return {v for v, names in storage.origins.items() if v not in mats and names & mats}
+
+
+def _raw_origins(fx: Effects, storage: Storage) -> dict[Var, list[Var]]:
+    """Each value that may name a valid_shape / drop_dims slice: those slices."""
+    raw = set()
+    for e in fx.edges:
+        if e.kind is _SLICE:
+            call = call_of(e.stmt)
+            if call is not None and canonical_slice(call) is None and raw_slice_parts(call):
+                raw.add(e.dst)
+    if not raw:
+        return {}
+    out = {}
+    for v, names in storage.origins.items():
+        got = [x for x in names if x in raw]
+        if got:
+            out[v] = sorted(got, key=lambda x: fx.defs[x][0])
+    return out
+
+
 def encode_function(fn: Function, fx: Effects | None = None,
-                    program: Program | None = None) -> Encoding:
-    """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given; calls of
-    ``program``'s functions are summarized by :mod:`egraph.calls`)."""
-    enc = Encoder(fx if fx is not None else function_effects(fn, program), program)
+                    program: Program | None = None, storage: Storage | None = None) -> Encoding:
+    """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given, and
+    its storage facts (``ir.storage``); calls of ``program``'s functions are summarized by
+    :mod:`egraph.calls`)."""
+    fx = fx if fx is not None else function_effects(fn, program)
+    enc = Encoder(fx, program, storage if storage is not None else storage_of(fn, fx))
     enc.function = fn.name
     enc.visit_body(fn.body)
     return enc.finish()

@@ -472,7 +472,8 @@ def _infer_set_validshape(b: BoundCall) -> Type:
         valid = (rows, b.require("valid_cols"))
     if len(valid) != src.rank:
         raise OpTypeError(f"tile.set_validshape: valid shape must have rank {src.rank}")
-    return TileType(src.shape, src.dtype, src.memory, valid)
+    # the same bytes in the same layout: its buffer (and the memref byte offset) is the source's
+    return TileType(src.shape, src.dtype, src.memory, valid, src.memref)
 
 
 def _infer_reinterpret(b: BoundCall) -> Type:

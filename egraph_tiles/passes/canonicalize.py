@@ -25,6 +25,7 @@ from ..egraph.relayout import check_relayouts
 from ..egraph.windows import check_acc_windows
 from ..ir.copies import static_copy_bytes
 from ..ir.effects import Effects, function_effects
+from ..ir.storage import positional_slices, storage_of
 from ..ir.stmts import Function, Program
 
 
@@ -73,6 +74,8 @@ def _function(fn: Function, opts: Options, report: Report | None,
               program: Program | None = None) -> Function:
     if not fn.func_type.is_incore:
         return _skipped(fn, report, "not an InCore function")
+    # a keyword-spelled slice (tile.slice(t, shape=..., offset=...)) is the same window
+    fn = positional_slices(fn) if has_slice(fn) else fn
     fx = function_effects(fn, program)
     check_relayouts(fn, fx)
     # the Acc-window check's e-graph, when it had something to check, is the one this function's
@@ -80,7 +83,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
     # a Graphviz dump shows the engine's facts alone
     eg = check_acc_windows(fn, fx, program, keep=opts.dot_prefix is None)
     try:
-        enc = encode_function(fn, fx, program) if has_slice(fn) else None
+        enc = encode_function(fn, fx, program, storage_of(fn, fx)) if has_slice(fn) else None
     except BaseException:
         if eg is not None:
             schedule.release(eg)

@@ -1,6 +1,6 @@
 """The ``load`` rules (``rules.sorts``) turn rows into terms and facts: a leaf's single
-``FreshLeafRow`` states exactly what its ``LeafRow``, ``PitchRow``, ``PitchIdxRow`` and
-``FreshRow`` state."""
+``FreshLeafRow`` states exactly what its ``LeafRow``, ``PitchRow``, ``PitchIdxRow``,
+``UnitColRow`` and ``FreshRow`` state."""
 
 from egraph_tiles.egraph import schedule
 from egraph_tiles.egraph.bindings import eb
@@ -22,12 +22,12 @@ def _loaded(rows: dict[str, list[tuple]]) -> tuple[eb.EGraph, dict[str, int]]:
 def test_one_fresh_leaf_row_states_every_fact_of_the_four_leaf_rows():
     one, one_sizes = _loaded({"FreshLeafRow": [(1, "t1", "Vec", 32, 64, 2)]})
     four, four_sizes = _loaded({"LeafRow": [(1, "t1", "Vec", 32)], "PitchRow": [(1, 64)],
-                                "PitchIdxRow": [(1, 2)], "FreshRow": [(1,)]})
+                                "PitchIdxRow": [(1, 2)], "FreshRow": [(1,)], "UnitColRow": [(1,)]})
     try:
         assert one_sizes == four_sizes
-        assert {"Leaf", "MemOf", "Bits", "Pitch", "PitchIdx", "FreshAlloc"} <= set(one_sizes)
+        assert {"Leaf", "MemOf", "Bits", "Pitch", "PitchIdx", "FreshAlloc", "UnitCols"} <= set(one_sizes)
         facts = ('(check (= (NT 1) (Leaf "t1")) (MemOf (NT 1) "Vec") (= (Bits (NT 1)) 32)'
-                 ' (= (Pitch (NT 1)) 64) (PitchIdx (NT 1) (Lit 64)) (FreshAlloc (NT 1)))')
+                 ' (= (Pitch (NT 1)) 64) (PitchIdx (NT 1) (Lit 64)) (FreshAlloc (NT 1)) (UnitCols (NT 1)))')
         for eg in (one, four):
             eg.run_program(*eg.parse_program(facts))  # (a fact missing raises)
     finally:

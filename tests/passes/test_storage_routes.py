@@ -1,0 +1,432 @@
+"""Every tile value knows its storage (``ir.storage``): a window's facts — its row pitch, its
+byte offset into the buffer, the MemRef base offset, which slices it may name — survive views,
+loop carries and if merges, and a value whose storage is unknown gets the conservative outcome
+(a copy, or a rejection naming the route), never a view.
+
+Each case gives the program before and after.  Before, kept as written (what the pass used to
+emit for it), it miscomputes or faults on the hardware model; after, it matches the ideal
+semantics with no fault."""
+
+from __future__ import annotations
+
+import pytest
+
+import egraph_tiles as et
+from egraph_tiles.sim.soundness import unsound_because
+from dslkit import kernel, rejection
+from simkit import inputs_for
+
+#: the kernel's parameters: x (16 x 16 FP32), n (a scalar choosing an if arm), out
+PARAMS = ("x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX], "
+          "out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]")
+RET = "pl.Tensor[[16, 16], pl.FP32]"
+#: the col_expand kernels' result
+RET64 = "pl.Tensor[[16, 64], pl.FP32]"
+#: the else arm of every if below (n = 0)
+SCALARS = {"n": 0}
+
+
+def program(body: str, params: str = PARAMS) -> et.ir.Program:
+    ret = RET64 if params == COLX else "pl.Tensor[[8, 32], pl.FP32]" if params == DENSE else RET
+    return et.verify_program(et.parse_program(kernel(params, body, ret)))
+
+
+def assert_fixed(before: str, after: str, params: str = PARAMS) -> None:
+    """``before`` optimizes to ``after``; kept as written it is wrong on the hardware model,
+    optimized it is right."""
+    p = program(before, params)
+    q = et.optimize(p)
+    et.assert_structural_equal(q, program(after, params))
+    ins = inputs_for(p)
+    assert unsound_because(lambda x: x, p, ins, SCALARS) is not None
+    assert unsound_because(et.optimize, p, ins, SCALARS) is None
+
+
+# ---------------------------------------------------------------- class D: pitch and offset
+def test_a_row_of_a_valid_shape_slice_uses_its_sources_pitch():
+    # row 1 of v ([16, 8] of a [16, 12] FP32 tile) starts 48 B in, not 32 B: copied
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+v = pl.tile.slice(local, [16, 8], [0, 0], valid_shape=[16, 8])
+s = pl.tile.slice(v, [1, 8], [1, 0])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+v = pl.tile.slice(local, [16, 8], [0, 0], valid_shape=[16, 8])
+s_ext = pl.tile.extract(v, 1, 0, shape=[1, 8], target_memory=pl.Mem.Vec)
+d = pl.tile.adds(s_ext, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""")
+
+
+def test_a_row_of_a_set_validshape_view_of_a_valid_shape_slice_uses_the_sources_pitch():
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+v0 = pl.tile.slice(local, [16, 8], [0, 0], valid_shape=[16, 8])
+v = pl.tile.set_validshape(v0, [16, 8])
+s = pl.tile.slice(v, [1, 8], [1, 0])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+v0 = pl.tile.slice(local, [16, 8], [0, 0], valid_shape=[16, 8])
+v = pl.tile.set_validshape(v0, [16, 8])
+s_ext = pl.tile.extract(v, 1, 0, shape=[1, 8], target_memory=pl.Mem.Vec)
+d = pl.tile.adds(s_ext, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""")
+
+
+def test_a_row_of_a_transpose_view_is_a_column_of_its_source():
+    # row 1 of transpose_view(local) starts 4 B in, and its elements are a row apart
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+v = pl.tile.transpose_view(local)
+s = pl.tile.slice(v, [1, 8], [1, 0])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+v = pl.tile.transpose_view(local)
+s_ext = pl.tile.extract(v, 1, 0, shape=[1, 8], target_memory=pl.Mem.Vec)
+d = pl.tile.adds(s_ext, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""")
+
+
+def test_a_set_validshape_view_keeps_its_sources_memref_byte_offset():
+    # local starts at byte 16: row 1 of the view is at 16 + 64 = 80 B, not 64 B
+    assert_fixed("""
+local: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.MemRef(16)] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+v = pl.tile.set_validshape(local, [16, 8])
+s = pl.tile.slice(v, [1, 8], [1, 0])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.MemRef(16)] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+v = pl.tile.set_validshape(local, [16, 8])
+s_ext = pl.tile.extract(v, 1, 0, shape=[1, 8], target_memory=pl.Mem.Vec)
+d = pl.tile.adds(s_ext, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""")
+
+
+def test_a_loop_carry_of_a_window_keeps_the_windows_pitch():
+    # a carries w ([16, 8] of a [16, 12] tile) on every trip: its row 1 is 48 B in
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 8], [0, 0])
+z = pl.tile.full([1, 8], dtype=pl.FP32, value=0.0)
+for i, (a, acc) in pl.range(2, init_values=(w, z)):
+    s = pl.tile.slice(a, [1, 8], [1, 0])
+    d = pl.tile.add(s, acc)
+    r, acc2 = pl.yield_(a, d)
+out = pl.store(acc2, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 8], [0, 0])
+z = pl.tile.full([1, 8], dtype=pl.FP32, value=0.0)
+for i, (a, acc) in pl.range(2, init_values=(w, z)):
+    s_ext = pl.tile.extract(a, 1, 0, shape=[1, 8], target_memory=pl.Mem.Vec)
+    d = pl.tile.add(s_ext, acc)
+    r, acc2 = pl.yield_(a, d)
+out = pl.store(acc2, [0, 0], out)
+return out""")
+
+
+def test_an_if_merge_of_two_windows_has_no_known_offset():
+    # m is w1 or w2: rows 384 B apart; row 1 of either is 48 B past its start, not 32 B
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+w1 = pl.tile.slice(local, [8, 8], [0, 0])
+w2 = pl.tile.slice(local, [8, 8], [8, 0])
+if n > 0:
+    m = pl.yield_(w1)
+else:
+    m = pl.yield_(w2)
+s = pl.tile.slice(m, [1, 8], [1, 0])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+w1 = pl.tile.slice(local, [8, 8], [0, 0])
+w2 = pl.tile.slice(local, [8, 8], [8, 0])
+if n > 0:
+    m = pl.yield_(w1)
+else:
+    m = pl.yield_(w2)
+s_ext = pl.tile.extract(m, 1, 0, shape=[1, 8], target_memory=pl.Mem.Vec)
+d = pl.tile.adds(s_ext, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""")
+
+
+# ---------------------------------------------------------------- class H: keyword spelling
+def test_a_keyword_spelled_slice_is_a_window():
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+s = pl.tile.slice(local, shape=[16, 8], offset=[0, 1])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+s_ext = pl.tile.extract(local, 0, 1, shape=[16, 8], target_memory=pl.Mem.Vec)
+d = pl.tile.adds(s_ext, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""")
+
+
+def test_an_aligned_keyword_spelled_slice_stays_a_view():
+    p = program("""
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+s = pl.tile.slice(local, shape=[16, 8], offset=[0, 8])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""")
+    et.assert_structural_equal(et.optimize(p), program("""
+local = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+s = pl.tile.slice(local, [16, 8], [0, 8])
+d = pl.tile.adds(s, 1.0)
+out = pl.store(d, [0, 0], out)
+return out"""))
+
+
+# ---------------------------------------------------------------- class E: col_expand identity
+COLX = ("x: pl.Tensor[[16, 64], pl.FP32], g: pl.Tensor[[1, 16], pl.FP32], "
+        "h: pl.Tensor[[1, 64], pl.FP32], n: pl.Scalar[pl.INDEX], "
+        "out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
+LOADS = """local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+gt = pl.tile.load(g, [0, 0], [1, 16], target_memory=pl.Mem.Vec)
+"""
+#: local is stored first: a lazy repack over it shows in its columns 16..47
+TAIL = """out = pl.store(local, [0, 0], out)
+out = pl.store(e, [0, 0], out)
+return out"""
+
+
+def test_a_window_reaching_col_expand_through_set_validshape_is_copied_first():
+    # w is 16 rows of a 64-wide tile: its lazy repack would overwrite local
+    assert_fixed(LOADS + """w = pl.tile.slice(local, [16, 16], [0, 16])
+v = pl.tile.set_validshape(w, [16, 16])
+e = pl.tile.col_expand_mul(v, gt)
+""" + TAIL, LOADS + """w_ext = pl.tile.extract(local, 0, 16, shape=[16, 16], target_memory=pl.Mem.Vec)
+v = pl.tile.set_validshape(w_ext, [16, 16])
+e = pl.tile.col_expand_mul(v, gt)
+""" + TAIL, COLX)
+
+
+def test_a_window_reaching_col_expand_through_a_loop_carry_is_copied_before_the_loop():
+    assert_fixed(LOADS + """w = pl.tile.slice(local, [16, 16], [0, 16])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    d = pl.tile.adds(gt, 1.0)
+    r = pl.yield_(a)
+e = pl.tile.col_expand_mul(r, gt)
+""" + TAIL, LOADS + """w_ext = pl.tile.extract(local, 0, 16, shape=[16, 16], target_memory=pl.Mem.Vec)
+for i, (a,) in pl.range(2, init_values=(w_ext,)):
+    d = pl.tile.adds(gt, 1.0)
+    r = pl.yield_(a)
+e = pl.tile.col_expand_mul(r, gt)
+""" + TAIL, COLX)
+
+
+def test_windows_reaching_col_expand_through_an_if_merge_are_copied_in_their_arms():
+    assert_fixed(LOADS + """w1 = pl.tile.slice(local, [16, 16], [0, 16])
+w2 = pl.tile.slice(local, [16, 16], [0, 32])
+if n > 0:
+    m = pl.yield_(w1)
+else:
+    m = pl.yield_(w2)
+e = pl.tile.col_expand_mul(m, gt)
+""" + TAIL, LOADS + """w1_ext = pl.tile.extract(local, 0, 16, shape=[16, 16], target_memory=pl.Mem.Vec)
+w2_ext = pl.tile.extract(local, 0, 32, shape=[16, 16], target_memory=pl.Mem.Vec)
+if n > 0:
+    m = pl.yield_(w1_ext)
+else:
+    m = pl.yield_(w2_ext)
+e = pl.tile.col_expand_mul(m, gt)
+""" + TAIL, COLX)
+
+
+def test_a_full_width_window_reaching_col_expand_through_a_carry_stays_a_view():
+    # rows 8..15 of all 64 columns: an identity copy at an aligned address
+    before = LOADS + """ht = pl.tile.load(h, [0, 0], [1, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [8, 64], [8, 0])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    d = pl.tile.adds(gt, 1.0)
+    r = pl.yield_(a)
+e = pl.tile.col_expand_mul(r, ht)
+out = pl.store(e, [0, 0], out)
+return out"""
+    p = program(before, COLX)
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), SCALARS) is None
+
+
+def test_a_window_carried_into_col_expand_and_written_in_the_loop_is_rejected():
+    # a copy before the loop would take fillpad's writes (local never sees them); kept, the
+    # non-identity window's lazy repack corrupts local: neither is right
+    p = program(LOADS + """w = pl.tile.slice(local, [16, 16], [0, 16])
+d = pl.tile.adds(w, 1.0)
+for i, (a,) in pl.range(2, init_values=(w,)):
+    f = pl.tile.fillpad_inplace(a, pad_value=pl.PadValue.zero)
+    r = pl.yield_(f)
+e = pl.tile.col_expand_mul(r, gt)
+out = pl.store(local, [0, 0], out)
+out = pl.store(e, [0, 0], out)
+out = pl.store(d, [0, 0], out)
+return out""", COLX)
+    assert unsound_because(lambda x: x, p, inputs_for(p), SCALARS) is not None
+    msg = rejection(p)
+    for piece in ["slice 'w' (tile.slice at line 9) flows into 'a' (a loop carry's initializer "
+                  "at line 11)", "tile.col_expand_mul at line 14", "written in place",
+                  "neither copied there"]:
+        assert piece in msg, (piece, msg)
+
+
+def test_an_identity_window_carried_into_col_expand_and_written_stays_a_view():
+    p = program(LOADS + """ht = pl.tile.load(h, [0, 0], [1, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [8, 64], [8, 0])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    f = pl.tile.fillpad_inplace(a, pad_value=pl.PadValue.zero)
+    r = pl.yield_(f)
+e = pl.tile.col_expand_mul(r, ht)
+out = pl.store(local, [0, 0], out)
+out = pl.store(e, [0, 0], out)
+return out""", COLX)
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), SCALARS) is None
+
+
+# ---------------------------------------------------------------- reshapes read a dense tile
+DENSE = ("x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX], "
+         "out: pl.Out[pl.Tensor[[8, 32], pl.FP32]]")
+
+
+def test_a_window_reshaped_through_set_validshape_is_copied_first():
+    # w (16 rows of a 64-wide tile) is not dense: the reshape would read 256 consecutive floats
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 16], [0, 0])
+v = pl.tile.set_validshape(w, [16, 16])
+r = pl.tile.reshape(v, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w_ext = pl.tile.extract(local, 0, 0, shape=[16, 16], target_memory=pl.Mem.Vec)
+v = pl.tile.set_validshape(w_ext, [16, 16])
+r = pl.tile.reshape(v, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", DENSE)
+
+
+def test_a_window_reshaped_after_a_loop_carry_is_copied_before_the_loop():
+    assert_fixed("""
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 16], [0, 0])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    t = pl.tile.adds(local, 1.0)
+    c = pl.yield_(a)
+r = pl.tile.reshape(c, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w_ext = pl.tile.extract(local, 0, 0, shape=[16, 16], target_memory=pl.Mem.Vec)
+for i, (a,) in pl.range(2, init_values=(w_ext,)):
+    t = pl.tile.adds(local, 1.0)
+    c = pl.yield_(a)
+r = pl.tile.reshape(c, [8, 32])
+d = pl.tile.adds(r, 1.0)
+out = pl.store(d, [0, 0], out)
+return out""", DENSE)
+
+
+# ---------------------------------------------------------------- class F: Mat windows
+MATP = ("a: pl.Tensor[[32, 16], pl.FP16], b: pl.Tensor[[16, 16], pl.FP16], n: pl.Scalar[pl.INDEX], "
+       "out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]")
+MATS = """a_mat = pl.tile.load(a, [0, 0], [32, 16], target_memory=pl.Mem.Mat)
+b_mat = pl.tile.load(b, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+a_win = pl.tile.slice(a_mat, [16, 16], [16, 0])
+"""
+
+
+def test_a_mat_window_reaching_matmul_through_set_validshape_folds_into_a_left_extract():
+    assert_fixed(MATS + """v = pl.tile.set_validshape(a_win, [16, 16])
+c = pl.tile.matmul(v, b_mat)
+out = pl.store(c, [0, 0], out)
+return out""", MATS + """v = pl.tile.set_validshape(a_win, [16, 16])
+a_win_left = pl.tile.extract(a_mat, 16, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+c = pl.tile.matmul(a_win_left, b_mat)
+out = pl.store(c, [0, 0], out)
+return out""", MATP)
+
+
+def test_a_mat_window_carried_by_a_loop_into_matmul_folds_into_a_left_extract():
+    # the carry names a_win on every trip (its yield passes the carry on): its storage is known
+    assert_fixed(MATS + """for i, (w,) in pl.range(2, init_values=(a_win,)):
+    c0 = pl.tile.matmul(w, b_mat)
+    r = pl.yield_(w)
+c = pl.tile.matmul(r, b_mat)
+out = pl.store(c, [0, 0], out)
+return out""", MATS + """a_win_left = pl.tile.extract(a_mat, 16, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+for i, (w,) in pl.range(2, init_values=(a_win,)):
+    c0 = pl.tile.matmul(a_win_left, b_mat)
+    r = pl.yield_(w)
+c = pl.tile.matmul(a_win_left, b_mat)
+out = pl.store(c, [0, 0], out)
+return out""", MATP)
+
+
+def test_an_if_merge_of_two_mat_windows_into_matmul_is_rejected_naming_the_route():
+    # m is one of two windows: no one extract stands for it, and there is no Mat->Mat copy
+    p = program(MATS + """a_top = pl.tile.slice(a_mat, [16, 16], [0, 0])
+if n > 0:
+    m = pl.yield_(a_win)
+else:
+    m = pl.yield_(a_top)
+c = pl.tile.matmul(m, b_mat)
+out = pl.store(c, [0, 0], out)
+return out""", MATP)
+    assert unsound_because(lambda x: x, p, inputs_for(p), {"n": 1}) is not None
+    msg = rejection(p)
+    for piece in ["Mat window 'a_win' (tile.slice at line 9)", "flows into 'm' (a yield at line 12)",
+                  "tile.matmul at line 15 uses as a matmul operand", "Mat->Mat",
+                  "Fix: extract the window to Left / Right where the matmul reads it"]:
+        assert piece in msg, (piece, msg)
+
+
+# ---------------------------------------------------------------- class G: valid_shape slices
+@pytest.mark.parametrize("route,body,consumer", [
+    ("carry into col_expand", """v = pl.tile.slice(local, [16, 16], [0, 16], valid_shape=[16, 16])
+for i, (a,) in pl.range(2, init_values=(v,)):
+    d = pl.tile.adds(gt, 1.0)
+    r = pl.yield_(a)
+e = pl.tile.col_expand_mul(r, gt)""", "feeds tile.col_expand_mul at line 13 (through 'r'"),
+    ("merge into col_expand", """v = pl.tile.slice(local, [16, 16], [0, 16], valid_shape=[16, 16])
+u = pl.tile.slice(local, [16, 16], [0, 0], valid_shape=[16, 16])
+if n > 0:
+    m = pl.yield_(v)
+else:
+    m = pl.yield_(u)
+e = pl.tile.col_expand_mul(m, gt)""", "feeds tile.col_expand_mul at line 15 (through 'm'"),
+    ("merge into a vector op", """v = pl.tile.slice(local, [16, 16], [0, 1], valid_shape=[16, 16])
+u = pl.tile.slice(local, [16, 16], [0, 0], valid_shape=[16, 16])
+if n > 0:
+    m = pl.yield_(v)
+else:
+    m = pl.yield_(u)
+e = pl.tile.adds(m, 1.0)""", "feeds tile.adds at line 15 (through 'm'"),
+    ("pad_value slice carried into a vector op", """v = pl.tile.slice(local, [16, 16], [0, 1], pad_value=pl.PadValue.zero)
+for i, (a,) in pl.range(2, init_values=(v,)):
+    d = pl.tile.adds(gt, 1.0)
+    r = pl.yield_(a)
+e = pl.tile.adds(r, 1.0)""", "feeds tile.adds at line 13 (through 'r'"),
+])
+def test_a_valid_shape_slice_reaching_a_consumer_through_a_route_is_checked(route, body, consumer):
+    p = program(LOADS + body + "\n" + TAIL, COLX)
+    assert unsound_because(lambda x: x, p, inputs_for(p), {"n": 1}) is not None
+    msg = rejection(p)
+    assert "slice 'v'" in msg and consumer in msg, msg
