@@ -436,7 +436,7 @@ class K:
         "hardware fault UnsupportedTransfer")
     msg = rejection(p)
     for piece in ("in function 'colm', Mat window 's' (tile.slice at line 18)",
-                  "is passed to the callers it is returned to at line 19",
+                  "is returned at line 19 to callers that",
                   "uses it as a matmul operand"):
         assert piece in msg, (piece, msg)
 
