@@ -986,7 +986,7 @@ def _capacity_case(b: _RouteBuilder) -> None:
     loop or an ``if`` arm.  Judged with on-chip capacity."""
     b.capacity = True
     b.tags.add("body-temporaries")
-    rows = b.int(368, 374)
+    rows = 374 if b.flip() else b.int(368, 373)
     b.extra_params = f"\n               bigt: pl.Tensor[[{rows}, 64], pl.FP32],"
     b.emit("root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
     b.emit("z = pl.tile.load(o, [0, 0], [16, 8], target_memory=pl.Mem.Vec)")
