@@ -30,6 +30,12 @@ an Acc tile, to its own shape or another, accumulated into, read or unused) and
 :func:`mat_call_cases` (a Mat window passed to a program function that uses it as a matmul
 operand, and the accepted neighbours); each returns ``(program, inputs, scalars, domain)`` for
 the soundness judge.
+
+Issue 26's routes have :func:`route_cases`: one window reaching its consumer through a call
+result, a tuple element, a callee's write, a view of a view, a loop carry, an if-merge, the keyword
+spelling, past an early exit or a zero-trip loop, or in a loop whose body's temporaries fill Vec
+(:data:`ROUTES`, consumers in :data:`ROUTE_KINDS`); it returns ``(program, inputs, scalars,
+domain, capacity)``.
 """
 
 from __future__ import annotations
