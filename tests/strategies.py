@@ -714,14 +714,24 @@ def _vec_window(b: _RouteBuilder, R: int, C: int, valid_ok: bool) -> tuple[tuple
 
 def _consume_vec(b: _RouteBuilder, kind: str, v: tuple) -> None:
     name, mem, r, c = v
+    # unforced, a third of the reads happen in a callee the value is passed to
+    in_callee = kind in ("vec", "colx") and b.forced is None and b.int(0, 2) == 0
     if kind == "vec":
         y = b.fresh("y")
-        b.emit(f"{y} = pl.tile.muls({name}, 2.0)")
+        if in_callee:
+            _callee_use(b, "muls", "t, 2.0", "t: " + _ty("Vec", r, c), _ty("Vec", r, c), y, name)
+        else:
+            b.emit(f"{y} = pl.tile.muls({name}, 2.0)")
         b.emit(f"pl.store({y}, [0, 0], out)")
     elif kind == "colx":
         gv, ce = b.fresh("gv"), b.fresh("ce")
         b.emit(f"{gv} = pl.tile.load(g, [0, 0], [1, {c}], target_memory=pl.Mem.Vec)")
-        b.emit(f"{ce} = pl.tile.{b.pick(['col_expand_mul', 'col_expand_add', 'col_expand'])}({name}, {gv})")
+        op = b.pick(['col_expand_mul', 'col_expand_add', 'col_expand'])
+        if in_callee:
+            _callee_use(b, op, "t, gg", f"t: {_ty('Vec', r, c)}, gg: {_ty('Vec', 1, c)}",
+                        _ty("Vec", r, c), ce, f"{name}, {gv}")
+        else:
+            b.emit(f"{ce} = pl.tile.{op}({name}, {gv})")
         b.emit(f"pl.store({ce}, [0, 0], out)")
     else:  # write: an in-place write through the value (in the kernel or in a callee)
         how = "callee" if b.forced == "callee-write" else b.pick(
@@ -764,7 +774,11 @@ def _mat_case(b: _RouteBuilder, route: str | None) -> None:
         return b.slice_text("root", (16, w), (0, b.pick(range(0, 64 - w + 1, 16))))
     v = b.chain("mat", route, (name, "Mat", 16, w), (alt, (16, w)))
     o = b.fresh("o")
-    b.emit(f"{o} = pl.tile.matmul(lt, {v[0]})")
+    if route is None and b.int(0, 2) == 0:  # the matmul in a callee the window is passed to
+        _callee_use(b, "matmul", "l, t", f"l: {_ty('Left', 16, 16)}, t: {_ty('Mat', 16, v[3])}",
+                    f"pl.Tile[[16, {v[3]}], pl.FP32, pl.Mem.Acc]", o, f"lt, {v[0]}")
+    else:
+        b.emit(f"{o} = pl.tile.matmul(lt, {v[0]})")
     b.emit(f"pl.store({o}, [0, 0], out)")
     b.close()
 
@@ -1029,6 +1043,20 @@ def _capacity_case(b: _RouteBuilder) -> None:
     b.emit("pl.store(res, [0, 0], out)")
     if b.int(0, 3):
         b.emit("pl.store(root, [0, 0], src)")
+
+
+def _callee_use(b: _RouteBuilder, op: str, args: str, params: str, ret: str, result: str,
+                actual: str) -> None:
+    """``result = op(...)`` computed by a program function the value is passed to."""
+    b.tags.add("callee-use")
+    fn = b.fresh(f"use_{op}_")
+    b.callee(fn, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {fn}(self, {params}) -> {ret}:
+        r = pl.tile.{op}({args})
+        return r
+""")
+    b.emit(f"{result} = self.{fn}({actual})")
 
 
 @st.composite

@@ -95,7 +95,7 @@ def test_route_property_any_route(case) -> None:
 def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -> None:
     """A generator that cannot produce a route proves nothing about it: every route is drawn
     into every consumer (kind) it applies to, and takes it; and every extra step, root and form
-    of a call turns up."""
+    of a call turns up (a read inside a callee, only unforced)."""
     seen: set[str] = set()
     for route in ROUTES:
         for kind in (k for k, rs in ROUTE_KINDS.items() if route in rs):
@@ -109,9 +109,19 @@ def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -
 
             draw()
 
+    for kind in ("vec", "colx", "mat"):  # unforced: the read may happen in a callee
+
+        @settings(max_examples=15, deadline=None, database=None, derandomize=True,
+                  suppress_health_check=list(HealthCheck))
+        @given(route_cases(with_tags=True, kind=kind))
+        def draw_unforced(case) -> None:
+            seen.update(case[-1])
+
+        draw_unforced()
+
     extras = {s for steps in _EXTRA_STEPS.values() for s in steps}
     want = {*ROUTES, *extras, "valid_shape", "root-t12", "root-pinned", "carry-inside",
-            "call-ident", "call-nested", "call-slice"}
+            "call-ident", "call-nested", "call-slice", "callee-use"}
     assert want <= seen, want - seen
 
 
