@@ -1060,7 +1060,8 @@ def _callee_use(b: _RouteBuilder, op: str, args: str, params: str, ret: str, res
 
 
 @st.composite
-def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: str | None = None):
+def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: str | None = None,
+                with_text: bool = False):
     """A program routing one window to its consumer by ``route`` (any of :data:`ROUTES`; None:
     any), plus up to two more value steps (call results, tuple elements, views of views, carries
     — the chain continuing in the loop body or after it, the loop yielding the window or another
@@ -1072,7 +1073,8 @@ def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: s
     Returns ``(program, inputs, scalars, domain, capacity)``; ``domain`` lists other values of
     the scalars the program branches on, ``capacity`` whether on-chip capacity is judged;
     ``kind`` fixes the consumer (a key of :data:`ROUTE_KINDS`); ``with_tags`` also returns the
-    set of route tags drawn (coverage test)."""
+    set of route tags drawn (coverage test), ``with_text`` then the DSL text as written (the
+    printer respells keyword slices positionally)."""
     from simkit import inputs_for
 
     b = _RouteBuilder(draw)
@@ -1106,4 +1108,6 @@ def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: s
     p = et.verify_program(et.parse_program(text, filename="<generated>"))
     ins = {k: v + (v == 0) * 9 for k, v in inputs_for(p, draw(st.integers(0, 2**16))).items()}
     case = (p, ins, dict(b.scalars), dict(b.domain), b.capacity)
-    return (*case, frozenset(b.tags)) if with_tags else case
+    if with_tags:
+        case = (*case, frozenset(b.tags))
+    return (*case, text) if with_text else case
