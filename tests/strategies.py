@@ -480,6 +480,7 @@ class _RouteBuilder:
         self.extra_params = ""
         self.capacity = False
         self.forced: str | None = None
+        self.spelled = False  # a slice has been spelled by keyword
 
     # -- draws
     def int(self, lo: int, hi: int) -> int:
@@ -508,8 +509,9 @@ class _RouteBuilder:
             spell = "positional"  # a forced route is the only issue route a program takes
         else:
             spell = self.pick(["positional", "positional", "keyword", "mixed"])
-        if self.forced == "keyword" and "keyword" not in self.tags:
+        if self.forced == "keyword" and not self.spelled:
             spell = "keyword"
+        self.spelled |= spell != "positional"
         h, w = shape
         r0, c0 = off
         if spell == "positional":
