@@ -30,6 +30,12 @@ an Acc tile, to its own shape or another, accumulated into, read or unused) and
 :func:`mat_call_cases` (a Mat window passed to a program function that uses it as a matmul
 operand, and the accepted neighbours); each returns ``(program, inputs, scalars, domain)`` for
 the soundness judge.
+
+Issue 26's routes have :func:`route_cases`: one window reaching its consumer through a call
+result, a tuple element, a callee's write, a view of a view, a loop carry, an if-merge, the keyword
+spelling, past an early exit or a zero-trip loop, or in a loop whose body's temporaries fill Vec
+(:data:`ROUTES`, consumers in :data:`ROUTE_KINDS`); it returns ``(program, inputs, scalars,
+domain, capacity)``.
 """
 
 from __future__ import annotations
@@ -42,8 +48,8 @@ import egraph_tiles as et
 from egraph_tiles.dsl.generate import ROW_OFF_MAX, generate_program_text
 from egraph_tiles.ir.stmts import Program
 
-__all__ = ["ROW_OFF_MAX", "acc_reshape_cases", "mat_call_cases", "program_texts", "programs",
-           "window_reshape_cases"]
+__all__ = ["ROUTES", "ROUTE_KINDS", "ROW_OFF_MAX", "acc_reshape_cases", "mat_call_cases",
+           "program_texts", "programs", "route_cases", "window_reshape_cases"]
 
 T = TypeVar("T")
 
@@ -397,3 +403,713 @@ def window_reshape_cases(draw, with_shape: bool = False):
     # (a dynamic row keeps the alignment: the row pitch is 64 FP32 = 256 bytes)
     dense, aligned = h == 1 or w == 64, c0 % 8 == 0
     return (*case, (route, dense, aligned)) if with_shape else case
+
+
+# ------------------------------------------------------------------ issue 26: every route a window travels
+
+#: the routes by which a window reaches its consumer (or a copy of it reaches past its source's
+#: writes, exits and loops); the coverage test asserts each is drawn
+ROUTES = ("call-result", "tuple-element", "callee-write", "view-of-view", "carry", "merge",
+          "keyword", "early-exit", "zero-trip", "body-temporaries")
+
+#: what consumes the window: a vector op (alignment, pitch), a col_expand op (identity layout),
+#: an in-place write (the write must land in the source), a matmul (a Mat window has no Mat->Mat
+#: path), a matmul_acc (Acc windows the MAD garbles), a read after a write to the source (copy
+#: placement, hoisting over writes), a loop that may not read the window (hoisting speculation),
+#: a loop whose body's temporaries fill Vec (hoisting capacity)
+ROUTE_KINDS = {
+    "vec": ("call-result", "tuple-element", "view-of-view", "carry", "merge", "keyword"),
+    "colx": ("call-result", "tuple-element", "view-of-view", "carry", "merge", "keyword"),
+    "write": ("call-result", "tuple-element", "callee-write", "view-of-view", "carry", "merge",
+              "keyword"),
+    "mat": ("call-result", "tuple-element", "view-of-view", "carry", "merge", "keyword"),
+    "acc": ("call-result", "tuple-element", "callee-write", "view-of-view", "carry", "merge",
+            "keyword"),
+    "stale": ("call-result", "tuple-element", "callee-write", "view-of-view", "carry", "merge",
+              "keyword"),
+    "hoist": ("early-exit", "zero-trip", "keyword"),
+    "capacity": ("body-temporaries",),
+}
+#: the value steps a chain draws from (besides the issue's routes): an alias, a set_validshape
+#: or transpose_view view
+_EXTRA_STEPS = {"vec": ("alias", "set_validshape", "transpose_view"),
+                "colx": ("alias", "set_validshape", "transpose_view"),
+                "write": ("alias", "set_validshape"), "mat": ("alias", "set_validshape"),
+                "acc": ("alias", "set_validshape")}
+_CHAIN_STEPS = ("call-result", "tuple-element", "view-of-view", "carry", "merge")
+
+ROUTE_KERNEL = """import pypto.language as pl
+
+
+@pl.program
+class Routes:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Tensor[[16, 12], pl.FP32],
+               o: pl.Tensor[[64, 64], pl.FP32], p: pl.Tensor[[64, 64], pl.FP32],
+               g: pl.Tensor[[1, 64], pl.FP32], a: pl.Tensor[[64, 16], pl.FP16],
+               b: pl.Tensor[[16, 64], pl.FP16], bo: pl.Tensor[[64, 64], pl.FP16],{extra}
+               flag: pl.Scalar[pl.INDEX], c0: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+               src: pl.Out[pl.Tensor[[{src}], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+{body}
+        return out
+{callees}"""
+
+_MEM_DT = {"Vec": "FP32", "Mat": "FP16", "Acc": "FP32", "Left": "FP16", "Right": "FP16"}
+
+
+def _ty(mem: str, r: int, c: int) -> str:
+    return f"pl.Tile[[{r}, {c}], pl.{_MEM_DT[mem]}, pl.Mem.{mem}]"
+
+
+class _RouteBuilder:
+    """Builds one route program: ``root`` -> window -> a chain of value steps -> consumer.
+    Draws go through hypothesis (``draw``), so failing programs shrink."""
+
+    def __init__(self, draw):
+        self.draw = draw
+        self.lines: list[str] = []
+        self.ind = 0
+        self.closers: list[tuple[int, str]] = []
+        self.callees: dict[str, str] = {}
+        self.tags: set[str] = set()
+        self.uid = 0
+        self.scalars: dict[str, int] = {"flag": 0, "c0": 0, "n": 0}
+        self.domain: dict[str, list[int]] = {}
+        self.src_shape = (16, 64)
+        self.extra_params = ""
+        self.capacity = False
+        self.forced: str | None = None
+        self.spelled = False  # a slice has been spelled by keyword
+
+    # -- draws
+    def int(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    def pick(self, seq):
+        return self.draw(st.sampled_from(list(seq)))
+
+    def flip(self) -> bool:
+        return self.draw(st.booleans())
+
+    # -- text
+    def fresh(self, base: str) -> str:
+        self.uid += 1
+        return f"{base}{self.uid}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    def callee(self, name: str, text: str) -> str:
+        self.callees.setdefault(name, text)
+        return name
+
+    def slice_text(self, src: str, shape: tuple[int, int], off: tuple, valid: str = "") -> str:
+        if self.forced is not None and self.forced != "keyword":
+            spell = "positional"  # a forced route is the only issue route a program takes
+        else:
+            spell = self.pick(["positional", "positional", "keyword", "mixed"])
+        if self.forced == "keyword" and not self.spelled:
+            spell = "keyword"
+        self.spelled |= spell != "positional"
+        h, w = shape
+        r0, c0 = off
+        if spell == "positional":
+            return f"pl.tile.slice({src}, [{h}, {w}], [{r0}, {c0}]{valid})"
+        self.tags.add("keyword")
+        if spell == "keyword":
+            return f"pl.tile.slice({src}, shape=[{h}, {w}], offset=[{r0}, {c0}]{valid})"
+        return f"pl.tile.slice({src}, [{h}, {w}], offset=[{r0}, {c0}]{valid})"
+
+    def other(self, mem: str, r: int, c: int) -> str:
+        """A fresh tile of the given type (not a window)."""
+        name = self.fresh("fr")
+        if mem == "Vec":
+            self.emit(f"{name} = pl.tile.load(o, [0, 0], [{r}, {c}], target_memory=pl.Mem.Vec)")
+        elif mem == "Mat":
+            self.emit(f"{name} = pl.tile.load(bo, [0, 0], [{r}, {c}], target_memory=pl.Mem.Mat)")
+        else:
+            self.emit(f"{name} = pl.tile.create([{r}, {c}], pl.FP32, target_memory=pl.Mem.Acc)")
+        return name
+
+    # -- value steps: (name, mem, r, c) -> (name, mem, r, c)
+    def sub_shape(self, kind: str, r: int, c: int) -> tuple[int, int, int, int]:
+        """A sub-window (rows, cols, row offset, col offset) of an [r, c] value that the
+        consumer of ``kind`` accepts."""
+        if kind == "mat":
+            w = self.pick([x for x in (16, 32) if x <= c])
+            return 16, w, 0, self.pick(range(0, c - w + 1, 8))
+        if kind == "acc":
+            h = self.pick([x for x in (16, 32) if x <= r])
+            w = self.int(1, c)
+            return h, w, self.pick(range(0, r - h + 1, 16)), self.int(0, c - w)
+        h, w = self.int(1, r), self.int(1, c)
+        return h, w, self.int(0, r - h), self.int(0, c - w)
+
+    def step(self, kind: str, route: str, v: tuple, alt) -> tuple:
+        name, mem, r, c = v
+        T = _ty(mem, r, c)
+        self.tags.add(route)
+        if route == "alias":
+            n = self.fresh("al")
+            self.emit(f"{n} = {name}")
+            return n, mem, r, c
+        if route == "set_validshape":
+            n = self.fresh("sv")
+            self.emit(f"{n} = pl.tile.set_validshape({name}, [{r}, {c}])")
+            return n, mem, r, c
+        if route == "transpose_view":
+            n = self.fresh("tv")
+            self.emit(f"{n} = pl.tile.transpose_view({name})")
+            return n, mem, c, r
+        if route == "view-of-view":
+            h, w, r0, c0 = self.sub_shape(kind, r, c)
+            n = self.fresh("vv")
+            self.emit(f"{n} = {self.slice_text(name, (h, w), (r0, c0))}")
+            return n, mem, h, w
+        if route == "call-result":
+            form = self.pick(["ident", "nested", "slice"])
+            self.tags.add(f"call-{form}")
+            key = f"{mem.lower()}{r}x{c}"
+            ident = self.callee(f"id_{key}", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def id_{key}(self, t: {T}) -> {T}:
+        return t
+""")
+            n = self.fresh("cr")
+            if form == "ident":
+                self.emit(f"{n} = self.{ident}({name})")
+                return n, mem, r, c
+            if form == "nested":
+                nest = self.callee(f"nest_{key}", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def nest_{key}(self, t: {T}) -> {T}:
+        u = self.{ident}(t)
+        return u
+""")
+                self.emit(f"{n} = self.{nest}({name})")
+                return n, mem, r, c
+            self.tags.add("view-of-view")
+            h, w, r0, c0 = self.sub_shape(kind, r, c)
+            fn = self.fresh(f"sub_{key}_")
+            self.callee(fn, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {fn}(self, t: {T}) -> {_ty(mem, h, w)}:
+        s = {self.slice_text("t", (h, w), (r0, c0))}
+        return s
+""")
+            self.emit(f"{n} = self.{fn}({name})")
+            return n, mem, h, w
+        if route == "tuple-element":
+            other = self.other(mem, r, c)
+            first = self.flip()
+            fn = self.fresh(f"pair_{mem.lower()}{r}x{c}_")
+            self.callee(fn, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {fn}(self, t: {T}, u: {T}) -> tuple[{T}, {T}]:
+        return {'t, u' if first else 'u, t'}
+""")
+            pr, n = self.fresh("pr"), self.fresh("te")
+            self.emit(f"{pr} = self.{fn}({name}, {other})")
+            self.emit(f"{n} = {pr}[{0 if first else 1}]")
+            return n, mem, r, c
+        if route == "carry":
+            i, cv, res = self.fresh("i"), self.fresh("cv"), self.fresh("cres")
+            trips = self.int(1, 2)
+            back = alt is not None and (r, c) == alt[1] and self.flip()
+            self.emit(f"for {i}, ({cv},) in pl.range({trips}, init_values=({name},)):")
+            if self.flip():  # the rest of the chain and the consumer run in the body
+                self.tags.add("carry-inside")
+                self.ind += 1
+                self.closers.append((self.ind, f"{res} = pl.yield_({cv})"))
+                return cv, mem, r, c
+            if back:  # the next trip's value is another window of the root (the back edge)
+                self.tags.add("carry-back-edge")
+                self.emit(f"    {res}w = {alt[0]()}")
+                self.emit(f"    {res} = pl.yield_({res}w)")
+            else:
+                self.emit(f"    {res} = pl.yield_({cv})")
+            return res, mem, r, c
+        if route == "merge":
+            m = self.fresh("mg")
+            self.domain["flag"] = [0, 1]
+            self.scalars["flag"] = self.int(0, 1)
+            swap = self.flip()
+            self.emit("if flag > 0:")
+            self.ind += 1
+            if swap:
+                self._alt_arm(m, mem, r, c, alt)
+            else:
+                self.emit(f"{m} = pl.yield_({name})")
+            self.ind -= 1
+            self.emit("else:")
+            self.ind += 1
+            if swap:
+                self.emit(f"{m} = pl.yield_({name})")
+            else:
+                self._alt_arm(m, mem, r, c, alt)
+            self.ind -= 1
+            return m, mem, r, c
+        raise AssertionError(route)
+
+    def _alt_arm(self, m: str, mem: str, r: int, c: int, alt) -> None:
+        if alt is not None and (r, c) == alt[1] and self.flip():
+            self.tags.add("merge-two-windows")
+            w = self.fresh("aw")
+            self.emit(f"{w} = {alt[0]()}")
+            self.emit(f"{m} = pl.yield_({w})")
+        else:
+            self.emit(f"{m} = pl.yield_({self.other(mem, r, c)})")
+
+    def close(self) -> None:
+        while self.closers:
+            ind, line = self.closers.pop()
+            self.ind = ind
+            self.emit(line)
+            self.ind = ind - 1
+        self.ind = 0
+
+    def chain(self, kind: str, route: str | None, v: tuple, alt) -> tuple:
+        pool = [s for s in _CHAIN_STEPS if s in ROUTE_KINDS[kind] and self.forced is None] + \
+            list(_EXTRA_STEPS.get(kind, ()))
+        steps = [self.pick(pool) for _ in range(self.int(0, 2))]
+        if route in _CHAIN_STEPS:
+            steps.insert(self.int(0, len(steps)), route)
+        for s in steps:
+            v = self.step(kind, s, v, alt)
+        return v
+
+
+def _vec_root(b: _RouteBuilder) -> tuple[str, int, int]:
+    """The Vec tile windows are cut from: [16, 64] (256-byte rows), [16, 12] (48-byte rows),
+    or [16, 64] pinned at MemRef byte 16."""
+    which = b.pick(["local", "local", "t12", "pinned"])
+    b.tags.add(f"root-{which}")
+    if which == "t12":
+        b.emit("root = pl.tile.load(y, [0, 0], [16, 12], target_memory=pl.Mem.Vec)")
+        b.src_shape = (16, 12)
+        return "root", 16, 12
+    if which == "pinned":
+        b.emit("root: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.MemRef(16)] = pl.tile.load("
+               "x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
+        return "root", 16, 64
+    b.emit("root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
+    return "root", 16, 64
+
+
+def _vec_window(b: _RouteBuilder, R: int, C: int, valid_ok: bool) -> tuple[tuple, object]:
+    h = b.pick([x for x in (1, 2, 4, 8, 16) if x <= R])
+    w = b.pick([x for x in (1, 4, 8, 12, 16, 32) if x <= C])
+    r0 = b.int(0, R - h)
+    c0 = b.pick(range(0, C - w + 1, 8)) if b.flip() else b.int(0, C - w)
+    valid = ""
+    if valid_ok and b.int(0, 3) == 0:
+        b.tags.add("valid_shape")
+        valid = f", valid_shape=[{h}, {b.int(1, w)}]"
+    name = b.fresh("win")
+    b.emit(f"{name} = {b.slice_text('root', (h, w), (r0, c0), valid)}")
+
+    def alt() -> str:
+        return b.slice_text("root", (h, w), (b.int(0, R - h), b.int(0, C - w)))
+    return (name, "Vec", h, w), (alt, (h, w))
+
+
+def _consume_vec(b: _RouteBuilder, kind: str, v: tuple) -> None:
+    name, mem, r, c = v
+    # unforced, a third of the reads happen in a callee the value is passed to
+    in_callee = kind in ("vec", "colx") and b.forced is None and b.int(0, 2) == 0
+    if kind == "vec":
+        y = b.fresh("y")
+        if in_callee:
+            _callee_use(b, "muls", "t, 2.0", "t: " + _ty("Vec", r, c), _ty("Vec", r, c), y, name)
+        else:
+            b.emit(f"{y} = pl.tile.muls({name}, 2.0)")
+        b.emit(f"pl.store({y}, [0, 0], out)")
+    elif kind == "colx":
+        gv, ce = b.fresh("gv"), b.fresh("ce")
+        b.emit(f"{gv} = pl.tile.load(g, [0, 0], [1, {c}], target_memory=pl.Mem.Vec)")
+        op = b.pick(['col_expand_mul', 'col_expand_add', 'col_expand'])
+        if in_callee:
+            _callee_use(b, op, "t, gg", f"t: {_ty('Vec', r, c)}, gg: {_ty('Vec', 1, c)}",
+                        _ty("Vec", r, c), ce, f"{name}, {gv}")
+        else:
+            b.emit(f"{ce} = pl.tile.{op}({name}, {gv})")
+        b.emit(f"pl.store({ce}, [0, 0], out)")
+    else:  # write: an in-place write through the value (in the kernel or in a callee)
+        how = "callee" if b.forced == "callee-write" else b.pick(
+            ["assemble", "fillpad"] + (["callee"] if b.forced is None else []))
+        pt = b.fresh("pt")
+        b.emit(f"{pt} = pl.tile.load(p, [0, 0], [{r}, {c}], target_memory=pl.Mem.Vec)")
+        if how == "assemble":
+            b.emit(f"pl.tile.assemble({name}, {pt}, [0, 0])")
+        elif how == "fillpad":
+            vs = b.fresh("wv")
+            b.emit(f"{vs} = pl.tile.set_validshape({name}, [{max(1, r // 2)}, {c if r > 1 else max(1, c // 2)}])")
+            b.emit(f"pl.tile.fillpad_inplace({vs}, pl.PadValue.zero)")
+        else:
+            b.tags.add("callee-write")
+            T = _ty("Vec", r, c)
+            full = b.flip()
+            fn = b.fresh(f"wr_{r}x{c}_")
+            inner = ("s = t" if full else
+                     f"s = {b.slice_text('t', (r, c), (0, 0))}")
+            b.callee(fn, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {fn}(self, t: {T}, u: {T}) -> {T}:
+        {inner}
+        pl.tile.assemble(s, u, [0, 0])
+        return t
+""")
+            b.emit(f"{b.fresh('f')} = self.{fn}({name}, {pt})")
+
+
+def _mat_case(b: _RouteBuilder, route: str | None) -> None:
+    """A [16, w] window of the Mat tile ``root`` reaching a matmul as its right operand."""
+    b.emit("a_mat = pl.tile.load(a, [0, 0], [64, 16], target_memory=pl.Mem.Mat)")
+    b.emit("root = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)")
+    b.emit("lt = pl.tile.extract(a_mat, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)")
+    w = b.pick([16, 32])
+    name = b.fresh("win")
+    b.emit(f"{name} = {b.slice_text('root', (16, w), (0, b.pick(range(0, 64 - w + 1, 8))))}")
+
+    def alt() -> str:
+        return b.slice_text("root", (16, w), (0, b.pick(range(0, 64 - w + 1, 16))))
+    v = b.chain("mat", route, (name, "Mat", 16, w), (alt, (16, w)))
+    o = b.fresh("o")
+    if route is None and b.int(0, 2) == 0:  # the matmul in a callee the window is passed to
+        _callee_use(b, "matmul", "l, t", f"l: {_ty('Left', 16, 16)}, t: {_ty('Mat', 16, v[3])}",
+                    f"pl.Tile[[16, {v[3]}], pl.FP32, pl.Mem.Acc]", o, f"lt, {v[0]}")
+    else:
+        b.emit(f"{o} = pl.tile.matmul(lt, {v[0]})")
+    b.emit(f"pl.store({o}, [0, 0], out)")
+    b.close()
+
+
+def _acc_case(b: _RouteBuilder, route: str | None) -> None:
+    """An [r, c] window of the [32, 64] Acc tile ``root`` accumulated into by matmul_acc, in the
+    kernel or in a callee (into its parameter, or a full-extent slice of it); ``root`` is stored."""
+    b.src_shape = (32, 64)
+    b.emit("a_mat = pl.tile.load(a, [0, 0], [64, 16], target_memory=pl.Mem.Mat)")
+    b.emit("b_mat = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)")
+    b.emit("a_all = pl.tile.extract(a_mat, 0, 0, shape=[32, 16], target_memory=pl.Mem.Left)")
+    b.emit("b_all = pl.tile.extract(b_mat, 0, 0, shape=[16, 64], target_memory=pl.Mem.Right)")
+    b.emit("root = pl.tile.matmul(a_all, b_all)")
+    r = b.pick([16, 32])
+    c = b.pick([8, 16, 24, 32, 48, 64])
+    name = b.fresh("win")
+    b.emit(f"{name} = {b.slice_text('root', (r, c), (b.pick(range(0, 32 - r + 1, 16)), b.int(0, 64 - c)))}")
+
+    def alt() -> str:
+        return b.slice_text("root", (r, c), (b.pick(range(0, 32 - r + 1, 16)), b.int(0, 64 - c)))
+    v = b.chain("acc", route if route != "callee-write" else None, (name, "Acc", r, c), (alt, (r, c)))
+    vn, _, vr, vc = v
+    aw, bw = b.fresh("aw"), b.fresh("bw")
+    b.emit(f"{aw} = pl.tile.extract(a_mat, 0, 0, shape=[{vr}, 16], target_memory=pl.Mem.Left)")
+    b.emit(f"{bw} = pl.tile.extract(b_mat, 0, 0, shape=[16, {vc}], target_memory=pl.Mem.Right)")
+    if route == "callee-write" or (route is None and b.int(0, 2) == 0):
+        b.tags.add("callee-write")
+        T = _ty("Acc", vr, vc)
+        fn = b.fresh(f"accin_{vr}x{vc}_")
+        inner = "s = t" if b.flip() else f"s = {b.slice_text('t', (vr, vc), (0, 0))}"
+        b.callee(fn, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {fn}(self, t: {T}, lt: {_ty("Left", vr, 16)}, rt: {_ty("Right", 16, vc)}) -> {T}:
+        {inner}
+        s2 = pl.tile.matmul_acc(s, lt, rt)
+        return s2
+""")
+        b.emit(f"{b.fresh('f')} = self.{fn}({vn}, {aw}, {bw})")
+    else:
+        b.emit(f"{b.fresh('w2')} = pl.tile.matmul_acc({vn}, {aw}, {bw})")
+    b.close()
+    b.emit("pl.store(root, [0, 0], src)")
+
+
+_STALE_WRITES = ("direct", "call-result", "tuple-element", "callee-write", "carry", "merge",
+                 "view-of-view")
+
+
+def _stale_case(b: _RouteBuilder, route: str | None) -> None:
+    """A window of ``root`` read after ``root`` is overwritten — directly, through a call
+    result, a tuple element, a callee's write, a loop carry, an if-merge or a view of a view —
+    in straight-line code or in a loop (the window sliced before it or in it; written before or
+    after the read): a copy placed before the write, or hoisted over it, reads stale data."""
+    b.emit("root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
+    b.emit("pfull = pl.tile.load(p, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
+    h, w = b.pick([1, 4, 16]), b.pick([1, 8, 16])
+    r0 = b.int(0, 16 - h)
+    c0 = b.pick(range(0, 64 - w + 1, 8)) if b.flip() else b.int(0, 64 - w)
+    z = b.fresh("z")
+    b.emit(f"{z} = pl.tile.load(o, [0, 0], [{h}, {w}], target_memory=pl.Mem.Vec)")
+    how = route if route in _STALE_WRITES else "direct" if route else b.pick(_STALE_WRITES)
+    b.tags.add(how)
+    write: list[str] = []
+    V64 = _ty("Vec", 16, 64)
+    if how == "direct":
+        write = ["pl.tile.assemble(root, pfull, [0, 0])"]
+    elif how == "call-result":
+        form = b.pick(["ident", "nested"])
+        b.tags.add(f"call-{form}")
+        b.callee("id_vec16x64", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def id_vec16x64(self, t: {V64}) -> {V64}:
+        return t
+""")
+        fn = "id_vec16x64"
+        if form == "nested":
+            fn = b.callee("nest_vec16x64", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def nest_vec16x64(self, t: {V64}) -> {V64}:
+        u = self.id_vec16x64(t)
+        return u
+""")
+        b.emit(f"wr = self.{fn}(root)")
+        write = ["pl.tile.assemble(wr, pfull, [0, 0])"]
+    elif how == "tuple-element":
+        first = b.flip()
+        b.callee("pair_vec16x64", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def pair_vec16x64(self, t: {V64}, u: {V64}) -> tuple[{V64}, {V64}]:
+        return t, u
+""")
+        b.emit(f"pr = self.pair_vec16x64({'root, pfull' if first else 'pfull, root'})")
+        b.emit(f"wr = pr[{0 if first else 1}]")
+        write = ["pl.tile.assemble(wr, pfull2, [0, 0])"]
+        b.emit("pfull2 = pl.tile.load(p, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
+    elif how == "callee-write":
+        sub = b.flip()
+        inner = "s = t" if not sub else f"s = {b.slice_text('t', (16, 32), (0, b.pick([0, 32])))}"
+        b.callee("fill_vec16x64", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill_vec16x64(self, t: {V64}, u: {V64}) -> {V64}:
+        {inner}
+        us = pl.tile.slice(u, [{16 if not sub else 16}, {64 if not sub else 32}], [0, 0])
+        pl.tile.assemble(s, us, [0, 0])
+        return t
+""")
+        write = ["fw = self.fill_vec16x64(root, pfull)"]
+    elif how == "carry":
+        write = ["for j, (lc,) in pl.range(1, init_values=(root,)):",
+                 "    pl.tile.assemble(lc, pfull, [0, 0])", "    lr = pl.yield_(lc)"]
+    elif how == "merge":
+        b.domain["flag"] = [0, 1]
+        b.scalars["flag"] = b.int(0, 1)
+        write = ["if flag > 0:", "    m = pl.yield_(root)", "else:",
+                 "    fr = pl.tile.load(o, [0, 0], [16, 64], target_memory=pl.Mem.Vec)",
+                 "    m = pl.yield_(fr)", "pl.tile.assemble(m, pfull, [0, 0])"]
+    else:  # view-of-view: a window of a window of root covering the read window's columns
+        b.tags.add("view-of-view")
+        q0 = 0 if c0 + w <= 32 else 32
+        write = [f"q1 = {b.slice_text('root', (16, 64), (0, 0))}",
+                 f"q2 = {b.slice_text('q1', (16, 32), (0, q0))}",
+                 "ps = pl.tile.load(p, [0, 0], [16, 32], target_memory=pl.Mem.Vec)",
+                 "pl.tile.assemble(q2, ps, [0, 0])"]
+    win = f"win = {b.slice_text('root', (h, w), (r0, c0))}"
+    if not b.flip():  # straight line: the window sliced before the write, read after it
+        b.tags.add("stale-straight")
+        b.emit(win)
+        for ln in write:
+            b.emit(ln)
+        b.emit(f"y = pl.tile.add({z}, win)")
+        b.emit("pl.store(y, [0, 0], out)")
+    else:
+        b.tags.add("stale-loop")
+        outside, before = b.flip(), b.flip()
+        if outside:
+            b.emit(win)
+        b.emit(f"for i, (acc,) in pl.range({b.int(1, 3)}, init_values=({z},)):")
+        b.ind += 1
+        if not outside:
+            b.emit(win)
+        if before:
+            for ln in write:
+                b.emit(ln)
+        b.emit("nxt = pl.tile.add(acc, win)")
+        if not before:
+            for ln in write:
+                b.emit(ln)
+        b.emit("res = pl.yield_(nxt)")
+        b.ind -= 1
+        b.emit("pl.store(res, [0, 0], out)")
+    b.emit("pl.store(root, [0, 0], src)")
+
+
+def _hoist_case(b: _RouteBuilder, route: str | None) -> None:
+    """A [16, 8] window of ``root`` at column ``c0`` (0..60: out of bounds past 56) read in a
+    loop only when the program does read it: after an early return taken for c0 > 56 (before the
+    loop or in its body), inside a loop that runs ``n`` times (0 whenever c0 > 56: an inner or
+    outer ``pl.range`` or a ``pl.while_``), or under ``if c0 < 57``.  A copy hoisted above the exit,
+    out of the zero-trip loop or above the guard reads outside the tile."""
+    b.emit("root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
+    b.emit("z = pl.tile.load(o, [0, 0], [16, 8], target_memory=pl.Mem.Vec)")
+    c0 = b.int(57, 60) if b.flip() else b.int(0, 56)  # half the programs never read the window
+    b.scalars["c0"] = c0
+    b.scalars["n"] = 0 if c0 > 56 else b.int(0, 2)
+    form = route if route in ("early-exit", "zero-trip") else "guarded" if route else \
+        b.pick(["early-exit", "zero-trip", "guarded"])
+    b.tags.add(form)
+    win = f"w = {b.slice_text('root', (16, 8), (0, 'c0'))}"
+    trips = b.int(1, 3)
+    if form == "early-exit":
+        where = b.pick(["before-loop", "in-loop"])
+        b.tags.add(f"early-exit-{where}")
+        if where == "before-loop":
+            b.emit("if c0 > 56:")
+            b.emit("    o2 = pl.store(z, [0, 0], out)")
+            b.emit("    return o2")
+        b.emit(f"for i, (acc,) in pl.range({trips}, init_values=(z,)):")
+        if where == "in-loop":
+            b.emit("    if c0 > 56:")
+            b.emit("        o2 = pl.store(acc, [0, 0], out)")
+            b.emit("        return o2")
+        b.emit("    " + win)
+        b.emit("    nxt = pl.tile.add(acc, w)")
+        b.emit("    res = pl.yield_(nxt)")
+    elif form == "zero-trip":
+        where = b.pick(["inner", "outer", "while"])
+        b.tags.add(f"zero-trip-{where}")
+        if where == "inner":
+            b.emit(f"for i, (acc,) in pl.range({trips}, init_values=(z,)):")
+            b.emit("    for j, (acc2,) in pl.range(n, init_values=(acc,)):")
+            b.emit("        " + win)
+            b.emit("        nxt = pl.tile.add(acc2, w)")
+            b.emit("        r2 = pl.yield_(nxt)")
+            b.emit("    res = pl.yield_(r2)")
+        elif where == "outer":
+            b.emit("for i, (acc,) in pl.range(n, init_values=(z,)):")
+            b.emit("    " + win)
+            b.emit("    nxt = pl.tile.add(acc, w)")
+            b.emit("    res = pl.yield_(nxt)")
+        else:
+            b.emit("k0: pl.Scalar[pl.INDEX] = 0")
+            b.emit("for (k1, acc) in pl.while_(init_values=(k0, z)):")
+            b.emit("    pl.cond(k1 < n)")
+            b.emit("    " + win)
+            b.emit("    nxt = pl.tile.add(acc, w)")
+            b.emit("    k2 = k1 + 1")
+            b.emit("    k3, res = pl.yield_(k2, nxt)")
+    else:
+        b.emit(f"for i, (acc,) in pl.range({trips}, init_values=(z,)):")
+        b.emit("    if c0 < 57:")
+        b.emit("        " + win)
+        b.emit("        nxt = pl.tile.add(acc, w)")
+        b.emit("        gy = pl.yield_(nxt)")
+        b.emit("    else:")
+        b.emit("        gy = pl.yield_(acc)")
+        b.emit("    res = pl.yield_(gy)")
+    b.emit("pl.store(res, [0, 0], out)")
+
+
+def _capacity_case(b: _RouteBuilder) -> None:
+    """A loop reading a loop-invariant [16, 8] window of ``root`` whose body makes a
+    [rows, 64] FP32 temporary: with ``root`` stored after the loop, the live Vec bytes peak at
+    5120 + 2 * rows * 256 (exactly 192 KiB for rows = 374) — a copy hoisted out of the loop
+    adds its 512 bytes to every trip.  The body is plain, or the temporary is made in an inner
+    loop or an ``if`` arm.  Judged with on-chip capacity."""
+    b.capacity = True
+    b.tags.add("body-temporaries")
+    rows = 374 if b.flip() else b.int(368, 373)
+    b.extra_params = f"\n               bigt: pl.Tensor[[{rows}, 64], pl.FP32],"
+    b.emit("root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)")
+    b.emit("z = pl.tile.load(o, [0, 0], [16, 8], target_memory=pl.Mem.Vec)")
+    b.emit(f"big = pl.tile.load(bigt, [0, 0], [{rows}, 64], target_memory=pl.Mem.Vec)")
+    c0 = b.pick(range(0, 57, 8)) if b.int(0, 3) == 0 else b.int(0, 56)
+    win = f"w = {b.slice_text('root', (16, 8), (0, c0))}"
+    temp = ["tb = pl.tile.muls(big, 2.0)", "tbs = pl.tile.slice(tb, [16, 8], [0, 0])"]
+    form = b.pick(["plain", "inner-loop", "if-arm"])
+    b.tags.add(f"temporaries-{form}")
+    b.emit(f"for i, (acc,) in pl.range({b.int(2, 4)}, init_values=(z,)):")
+    b.emit("    " + win)
+    b.emit("    nxt = pl.tile.add(acc, w)")
+    if form == "plain":
+        for ln in temp:
+            b.emit("    " + ln)
+        b.emit("    nxt2 = pl.tile.add(nxt, tbs)")
+        b.emit("    res = pl.yield_(nxt2)")
+    elif form == "inner-loop":
+        b.emit("    for j, (a2,) in pl.range(2, init_values=(nxt,)):")
+        for ln in temp:
+            b.emit("        " + ln)
+        b.emit("        nxt2 = pl.tile.add(a2, tbs)")
+        b.emit("        r2 = pl.yield_(nxt2)")
+        b.emit("    res = pl.yield_(r2)")
+    else:
+        b.emit("    if i > 0:")
+        for ln in temp:
+            b.emit("        " + ln)
+        b.emit("        nxt2 = pl.tile.add(nxt, tbs)")
+        b.emit("        gy = pl.yield_(nxt2)")
+        b.emit("    else:")
+        b.emit("        gy = pl.yield_(nxt)")
+        b.emit("    res = pl.yield_(gy)")
+    b.emit("pl.store(res, [0, 0], out)")
+    if b.int(0, 3):
+        b.emit("pl.store(root, [0, 0], src)")
+
+
+def _callee_use(b: _RouteBuilder, op: str, args: str, params: str, ret: str, result: str,
+                actual: str) -> None:
+    """``result = op(...)`` computed by a program function the value is passed to."""
+    b.tags.add("callee-use")
+    fn = b.fresh(f"use_{op}_")
+    b.callee(fn, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {fn}(self, {params}) -> {ret}:
+        r = pl.tile.{op}({args})
+        return r
+""")
+    b.emit(f"{result} = self.{fn}({actual})")
+
+
+@st.composite
+def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: str | None = None,
+                with_text: bool = False):
+    """A program routing one window to its consumer by ``route`` (any of :data:`ROUTES`; None:
+    any), plus up to two more value steps (call results, tuple elements, views of views, carries
+    — the chain continuing in the loop body or after it, the loop yielding the window or another
+    window of the same tile — if-merges with a fresh tile or another window, aliases,
+    set_validshape, transpose_view), the slices spelled positionally, by keyword or mixed.  With
+    ``route`` given, that is the only one of :data:`ROUTES` the program takes (the other steps
+    are aliases and views; slices are spelled positionally unless the route is ``keyword``), so
+    a failure names the route.
+    Returns ``(program, inputs, scalars, domain, capacity)``; ``domain`` lists other values of
+    the scalars the program branches on, ``capacity`` whether on-chip capacity is judged;
+    ``kind`` fixes the consumer (a key of :data:`ROUTE_KINDS`); ``with_tags`` also returns the
+    set of route tags drawn (coverage test), ``with_text`` then the DSL text as written (the
+    printer respells keyword slices positionally)."""
+    from simkit import inputs_for
+
+    b = _RouteBuilder(draw)
+    kinds = [k for k, rs in ROUTE_KINDS.items() if route is None or route in rs]
+    kind = kind or b.pick(kinds)
+    b.forced = route
+    b.tags.add(f"kind-{kind}")
+    if route is not None:
+        b.tags.add(route)
+    if kind in ("vec", "colx", "write"):
+        _, R, C = _vec_root(b)
+        v, alt = _vec_window(b, R, C, valid_ok=kind != "write")
+        v = b.chain(kind, route if route != "callee-write" else None, v, alt)
+        _consume_vec(b, kind, v)
+        b.close()
+        if kind != "vec":
+            b.emit("pl.store(root, [0, 0], src)")
+    elif kind == "mat":
+        _mat_case(b, route)
+    elif kind == "acc":
+        _acc_case(b, route)
+    elif kind == "stale":
+        _stale_case(b, route)
+    elif kind == "hoist":
+        _hoist_case(b, route)
+    else:
+        _capacity_case(b)
+    body = "\n".join(" " * 8 + ln for ln in b.lines)
+    text = ROUTE_KERNEL.format(extra=b.extra_params, src=f"{b.src_shape[0]}, {b.src_shape[1]}",
+                               body=body, callees="".join(b.callees.values()))
+    p = et.verify_program(et.parse_program(text, filename="<generated>"))
+    ins = {k: v + (v == 0) * 9 for k, v in inputs_for(p, draw(st.integers(0, 2**16))).items()}
+    case = (p, ins, dict(b.scalars), dict(b.domain), b.capacity)
+    if with_tags:
+        case = (*case, frozenset(b.tags))
+    return (*case, text) if with_text else case

@@ -4,14 +4,14 @@
 hazards included.  A sound optimizer keeps ``run_hardware(optimize(p)) == run_ideal(p)``.
 """
 
-from .errors import (HardwareFault, MisalignedAccess, NonTermination, OutOfBounds, OutOfMemory,
+from .errors import (CapacityExceeded, HardwareFault, MisalignedAccess, NonTermination, OutOfBounds, OutOfMemory,
                      SimError, UnsupportedByModel, UnsupportedTransfer)
 from .hardware import run_hardware
 from .ideal import run_ideal
 from .semantics import outputs_equal
 
 __all__ = [
-    "HardwareFault", "MisalignedAccess", "NonTermination", "OutOfBounds", "OutOfMemory",
+    "CapacityExceeded", "HardwareFault", "MisalignedAccess", "NonTermination", "OutOfBounds", "OutOfMemory",
     "SimError", "UnsupportedByModel", "UnsupportedTransfer", "outputs_equal", "run_hardware",
     "run_ideal",
 ]

@@ -27,6 +27,11 @@ class UnsupportedTransfer(HardwareFault):
     ``pto.textract`` that lazy materialization of a Mat slice would emit)."""
 
 
+class CapacityExceeded(HardwareFault):
+    """The tiles live at once in one on-chip memory space exceed its capacity (the allocator
+    would fail; checked only when ``run_hardware`` is asked to)."""
+
+
 class OutOfBounds(SimError):
     """A window (load, store, slice, extract) reaches outside its source."""
 

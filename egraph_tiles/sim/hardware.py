@@ -29,6 +29,16 @@ writes its result, so ordinary aliasing is harmless; only these hazards corrupt 
 * **Mat→Mat** — a copy along a path missing from the registry's ``TRANSFERS`` table
   raises :class:`UnsupportedTransfer`; a Mat ``tile.slice`` operand of a matmul is lazily
   materialized with exactly such a Mat→Mat ``textract``.
+* **Capacity** (``run_hardware(..., capacity=True)``) — every buffer lives from the statement
+  that allocates it to the last statement that reads or writes it through any view (per
+  execution: a loop body's buffers live within their trip, a buffer made before a loop and used
+  in it lives across every trip); when the peak of the live bytes of a memory space exceeds
+  :data:`CAPACITY`, the run raises :class:`CapacityExceeded`.  A copy hoisted out of a loop
+  lives across the whole loop, on top of the body's own temporaries.
+
+Copies read their source when they execute: a copy made before a write to its source keeps
+the old values (the ideal semantics' views see the write), so a copy placed too early shows
+as a difference in the outputs.
 """
 
 from __future__ import annotations
@@ -43,13 +53,19 @@ from ..ir.stmts import Program
 from ..ir.target import FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
 from ..ir.types import DType, MemorySpace
 from . import semantics as sem
-from .errors import MisalignedAccess, OutOfMemory, UnsupportedByModel, UnsupportedTransfer
+from .errors import (CapacityExceeded, MisalignedAccess, OutOfMemory, UnsupportedByModel,
+                     UnsupportedTransfer)
 from .interp import Interpreter
 
 ALIGN = 32  # bytes: tile base alignment of vector instructions and of the allocator
 ALLOC_BASE = 1 << 20  # the allocator's first address; memref-pinned tiles live below
 MAX_BYTES = 1 << 28  # per space
 POISON = 0x7F  # fresh memory: reading it by mistake gives huge values, never small ints
+#: on-chip bytes per memory space of an Ascend 910B-class AI Core: Unified Buffer (Vec) 192 KiB,
+#: L1 (Mat) 512 KiB, L0A (Left) / L0B (Right) 64 KiB, L0C (Acc) 128 KiB, BiasTable 1 KiB
+CAPACITY: dict[MemorySpace, int] = {
+    MemorySpace.Vec: 192 * 1024, MemorySpace.Mat: 512 * 1024, MemorySpace.Left: 64 * 1024,
+    MemorySpace.Right: 64 * 1024, MemorySpace.Acc: 128 * 1024, MemorySpace.Bias: 1024}
 
 
 def _ceil(x: int, m: int) -> int:
@@ -122,6 +138,7 @@ class Ref:
     dtype: DType
     offs: np.ndarray  # byte address of every element; shape = the tile's shape
     origin: SliceOrigin | None = None
+    buf: int = -1  # the buffer it names (views share their source's; -1: none tracked)
 
     @property
     def base(self) -> int:
@@ -138,6 +155,40 @@ class HardwareInterpreter(Interpreter):
     def __init__(self, program: Program, block_idx: int = 0):
         super().__init__(program, block_idx)
         self.mem = {s: Memory(s) for s in MemorySpace if s is not MemorySpace.DDR}
+        #: per buffer: [space, bytes, statement that allocated it, last statement that used it]
+        self.buffers: list[list] = []
+
+    # ------------------------------------------------------------ liveness (capacity)
+
+    def touch(self, v: Any) -> None:
+        if isinstance(v, Ref):
+            if v.buf >= 0:
+                self.buffers[v.buf][3] = self.step
+        elif isinstance(v, tuple):
+            for x in v:
+                self.touch(x)
+
+    def peak_bytes(self) -> dict[MemorySpace, int]:
+        """The largest number of live bytes each memory space held at once during the run."""
+        events: dict[MemorySpace, list[tuple[int, int]]] = {}
+        for space, nbytes, start, end in self.buffers:
+            ev = events.setdefault(space, [])
+            ev += [(start, nbytes), (end + 1, -nbytes)]
+        peaks: dict[MemorySpace, int] = {}
+        for space, ev in events.items():
+            live = peak = 0
+            for _, d in sorted(ev, key=lambda e: (e[0], e[1])):  # frees before allocations
+                live += d
+                peak = max(peak, live)
+            peaks[space] = peak
+        return peaks
+
+    def check_capacity(self, capacity: dict[MemorySpace, int]) -> None:
+        for space, peak in self.peak_bytes().items():
+            cap = capacity.get(space)
+            if cap is not None and peak > cap:
+                raise CapacityExceeded(f"{space.value}: {peak} bytes live at once exceed the "
+                                       f"{cap} bytes on chip")
 
     # ------------------------------------------------------------ helpers
 
@@ -161,7 +212,8 @@ class HardwareInterpreter(Interpreter):
             nbytes = index.size * eb
         mem = self._mem(space)
         addr = self.placement if self.placement is not None else mem.alloc(nbytes)
-        return Ref(space, dt, addr + index * eb)
+        self.buffers.append([space, _ceil(nbytes, ALIGN), self.step, self.step])
+        return Ref(space, dt, addr + index * eb, buf=len(self.buffers) - 1)
 
     def _new(self, values: np.ndarray, dt: DType, space: MemorySpace) -> Ref:
         r = self.fresh(values.shape, dt, space)
@@ -199,12 +251,13 @@ class HardwareInterpreter(Interpreter):
                 raise UnsupportedByModel(f"{opdef.name}: rows do not split into {dt.name}")
             shape = (*o.shape[:-1], o.shape[-1] * eb // nb) if opdef.reinterprets else \
                 tuple(args["shape"])
-            return Ref(src.space, dt, src.base + layout_index(shape, src.space) * nb)
+            return Ref(src.space, dt, src.base + layout_index(shape, src.space) * nb, buf=src.buf)
         v = opdef.numpy(o, args)
         if opdef.window is None:
             # a view with the same layout (set_validshape) is still the slice it views, for lazy
             # materialization; reshapes and transposes are not
-            return Ref(src.space, src.dtype, v, src.origin if opdef.same_layout else None)
+            return Ref(src.space, src.dtype, v, src.origin if opdef.same_layout else None,
+                       buf=src.buf)
         origin = None
         if "drop_dims" not in args and v.ndim == 2:
             offs = args["offset"]
@@ -220,7 +273,7 @@ class HardwareInterpreter(Interpreter):
             else:
                 own = root.base
             origin = SliceOrigin(root, row, col, static, own)
-        return Ref(src.space, src.dtype, v, origin)
+        return Ref(src.space, src.dtype, v, origin, buf=src.buf)
 
     def copy(self, opdef: OpDef, src: Ref, args: dict[str, Any], target: MemorySpace) -> Ref:
         self._check_transfer(opdef.name, src.space, target)
@@ -309,7 +362,14 @@ class HardwareInterpreter(Interpreter):
 
 def run_hardware(program: Program, inputs: dict[str, np.ndarray],
                  scalars: dict[str, int | float] | None = None, function: str | None = None,
-                 block_idx: int = 0) -> dict[str, np.ndarray]:
+                 block_idx: int = 0,
+                 capacity: bool | dict[MemorySpace, int] = False) -> dict[str, np.ndarray]:
     """Run ``function`` on the hardware model; same contract as :func:`run_ideal`, and
-    raises a :class:`~egraph_tiles.sim.errors.HardwareFault` where the device would fault."""
-    return HardwareInterpreter(program, block_idx).run(function, inputs, scalars or {})
+    raises a :class:`~egraph_tiles.sim.errors.HardwareFault` where the device would fault.
+    ``capacity``: also raise :class:`CapacityExceeded` when the live bytes of a memory space
+    exceed :data:`CAPACITY` (True) or the given bytes per space."""
+    hw = HardwareInterpreter(program, block_idx)
+    out = hw.run(function, inputs, scalars or {})
+    if capacity:
+        hw.check_capacity(CAPACITY if capacity is True else capacity)
+    return out

@@ -13,8 +13,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, VarRef,
-                        static_type)
+from ..ir.exprs import (BinOp, Call, Compare, Const, Expr, ListExpr, Neg, StrConst, Symbol, TupleItem,
+                        VarRef, static_type)
 from ..ir.ops import REGISTRY, BoundCall, Family, Kind, OpDef, OpTypeError, infer_type
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                         ScopeStmt, Stmt, WhileStmt, YieldStmt, walk)
@@ -95,6 +95,8 @@ class Interpreter(ABC):
         self.consts: dict[int, int] = {}
         #: the memref byte address of the tile the current assignment defines, if pinned
         self.placement: int | None = None
+        #: statements executed so far (the clock of the hardware model's liveness)
+        self.step = 0
 
     # ------------------------------------------------------------ backend interface
 
@@ -134,6 +136,9 @@ class Interpreter(ABC):
 
     def is_tile(self, v: Any) -> bool:
         return isinstance(v, self.tile_type)
+
+    def touch(self, v: Any) -> None:
+        """A statement reads or writes ``v`` (the hardware model tracks buffer liveness)."""
 
     def tile_dtype(self, v: Any) -> DType:
         return v.dtype
@@ -214,6 +219,7 @@ class Interpreter(ABC):
         return None
 
     def exec_stmt(self, s: Stmt, env: dict[int, Any]) -> None:
+        self.step += 1
         if isinstance(s, AssignStmt):
             self.placement = self._placement(s.target.type, env)
             try:
@@ -301,7 +307,9 @@ class Interpreter(ABC):
         if isinstance(e, VarRef):
             if id(e.var) not in env:
                 raise SimError(f"variable {e.var.name} has no value here")
-            return env[id(e.var)]
+            v = env[id(e.var)]
+            self.touch(v)
+            return v
         if isinstance(e, BinOp):
             return _binop(e.op, self.eval(e.lhs, env), self.eval(e.rhs, env))
         if isinstance(e, Neg):
@@ -316,6 +324,8 @@ class Interpreter(ABC):
             return e.value
         if isinstance(e, Call):
             return self.call(e, env, target_type)
+        if isinstance(e, TupleItem):  # an element of a program function's several results
+            return self.eval(e.value, env)[e.index]
         raise UnsupportedByModel(f"expression {type(e).__name__}")
 
     def _ints(self, items: Iterable[Expr], env: dict[int, Any]) -> list[int]:
