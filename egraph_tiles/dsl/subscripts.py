@@ -41,7 +41,7 @@ import ast
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
-from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
+from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int, const_shape
 from ..ir.types import ScalarType, TileType
 from .errors import DslError
 from .read_common import dotted as _dotted
@@ -143,7 +143,7 @@ def lower_subscript(reader: _ExprReader, node: ast.Subscript) -> Call:
         kind = type(st).__name__.replace("Type", "").lower() if st is not None else "value"
         raise reader.err(node, f"{base.id!r} is a {kind}; subscripts apply to tiles only "
                          "(load a tile first with pl.tile.load)")
-    dims = st.const_shape()
+    dims = const_shape(st)
     if dims is None:
         raise reader.err(node, f"subscript of {base.id!r}, whose shape is not constant; "
                          "expected a tile with a compile-time shape (or use pl.tile.slice)")

@@ -31,6 +31,7 @@ import z3
 
 from ..egraph.sexp import Q, Sexp, parse_sexps, show
 from ..ir.ops import TRANSFERS, Role
+from ..ir.target import ALIGN_BITS
 
 # ---------------------------------------------------------------- rule collection
 
@@ -202,7 +203,6 @@ def _symval(x): return NUM.fn("sym_value")(x)
 
 _root_mem = z3.Function("root_mem", S, S)
 
-ALIGN_BITS = 256  # vector operand alignment: 32 bytes
 CAP = 1 << 30
 
 
