@@ -529,6 +529,9 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
     return z3.BoolVal(False)
 
 
+# ---------------------------------------------------------------- checking
+
+
 #: functions defined by structural recursion on the normal form (not by its value): their
 #: defining rules are not value identities; the rules *using* them are checked against the
 #: specification P = d * lin_quot(P, d) + lin_rem(P, d)
