@@ -14,7 +14,7 @@ are rebuilt as IR scalar expressions, so the result is an ordinary canonical sli
     t[ds(off, 64), :]  tile.slice(t, [64, cols], [off, 0])         (also pl.ds)
     t[ds(off, n), :]   tile.slice(t, [sup, cols], [off, 0], [n, cols])   (n a runtime scalar)
 
-Choices (documented in the README subsection "NKI subscripts in the tile DSL"):
+Choices (documented in docs/dsl.md, "NKI subscripts in the tile DSL"):
 
 * **An integer or scalar index selects a size-1 window and keeps the rank** (``t[i, :]`` is a
   ``[1, cols]`` tile).  Tiles of this IR are 2-D and every consumer op expects rank 2; a
