@@ -35,7 +35,7 @@ class Expr:
     """Base of all expressions."""
 
     #: expression nodes are slotted (``slots=True``): a long kernel holds ~10 IR nodes per
-    #: statement, each ~40 bytes smaller without an instance dict (issue 13)
+    #: statement, each ~40 bytes smaller without an instance dict
     __slots__ = ()
 
 

@@ -107,7 +107,7 @@ class Type:
     """Base of all IR types."""
 
     #: type nodes are slotted (``slots=True``): a long kernel holds ~10 IR nodes per
-    #: statement, each ~40 bytes smaller without an instance dict (issue 13)
+    #: statement, each ~40 bytes smaller without an instance dict
     __slots__ = ()
 
 
