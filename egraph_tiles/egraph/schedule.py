@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
@@ -474,9 +476,6 @@ def add_copy_views(eg: eb.EGraph, gates: list[tuple[int, int, str]], limits: Lim
 
 def write_dot(eg: eb.EGraph, path: str) -> None:
     """The e-graph as Graphviz text at ``path`` (and SVG beside it when ``dot`` is installed)."""
-    import shutil
-    import subprocess
-
     ser = eg.serialize([], max_functions=None, max_calls_per_function=None,
                        include_temporary_functions=False)
     with open(path, "w") as f:
