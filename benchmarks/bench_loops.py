@@ -1,4 +1,4 @@
-"""The loop-heavy benchmark family (issue 16): static and dynamic bytes of every strategy.
+"""The loop-heavy benchmark family: static and dynamic bytes of every strategy.
 
     python benchmarks/bench_loops.py            # sizes 30, 100, 300; writes results/loops.md
     python benchmarks/bench_loops.py --quick    # size 30 only, nothing written

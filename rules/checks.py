@@ -39,12 +39,13 @@ valid_shape / drop_dims slices feeding an ordinary vector op (registry family VE
 copy such a slice, so it reaches the op as a view, and an unaligned view can hang the device
 (#1789).  The encoder states each such operand as ``(RawVecRow n k)`` (use ``n`` of slice tile
 ``k``); loading it states the slice's ordinary use ``(Use w "ord")`` so the very proof of
-``aligned-vec-view`` (rules.legality: a Vec window whose ``AddrMult`` is a multiple of 256 bits)
+``aligned-vec-view`` (rules.legality: a Vec window whose ``AddrMult`` is a multiple of ``ALIGN_BITS``)
 applies to it unchanged.  ``RawVecProven`` (0 at load, 1 once that proof exists, merge = max) is
 read by ``checks`` after saturation: no proof is a ``RawVecViolation`` (reject, never accept).
 """
 
 from egraph_tiles.ir.ops import Role
+from egraph_tiles.ir.target import ALIGN_BITS
 from egraph_tiles.rules.sorts import row
 
 ORD, CALL, CUBE_CALL, DENSE = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg, Role.DENSE.egg
@@ -141,14 +142,14 @@ RULES = f"""
 {_DENSE_USE}
 {"".join(_dense_rules(*c) for c in DENSE_CONTEXTS)}
 (rule ((= u (Use w ctx)) (= ctx {CALL}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
-       (= (% am 256) 0))
+       (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset views :name "call-dense-aligned-view")
 (relation Dense (Tile))
 (rule ((= w (Win (Leaf s) r c 1 wd)) (UnitCols (Leaf s))) ((Dense w)) :ruleset legality :name "dense-single-row")
 (rule ((= w (Win (Leaf s) r c h wd)) (= wd (Pitch (Leaf s))) (UnitCols (Leaf s)))
       ((Dense w)) :ruleset legality :name "dense-full-width")
 (rule ((= u (Use w ctx)) (= ctx {DENSE}) (Dense w) (MemOf w "Vec") (= am (AddrMult w))
-       (= (% am 256) 0))
+       (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset views :name "reshape-dense-aligned-view")
 (rule ((= u (Use w ctx)) (DenseUse ctx) (= u (Keep w ctx)) (= w (Win b r c h wd)))
       ((set (ViewProven w) 1)) :ruleset proven :name "written-window-call-view-proven")

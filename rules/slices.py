@@ -68,7 +68,7 @@ RULES = f"""
 
 (ruleset copyview)
 (relation CopyViewGateRow (i64 i64 String))
-; Issue 4 item 6: a slice ``c = slice(p, [h, w], [r1, c1])`` of a Vec window ``p`` that was copied
+; A slice ``c = slice(p, [h, w], [r1, c1])`` of a Vec window ``p`` that was copied
 ; at its definition (``p_ext``, a fresh aligned buffer whose pitch is p's column count) may read
 ; the copy instead of the source: ``(Win (CopyBuf p) r1 c1 h w)``.  "p was copied and nothing
 ; writes the source between p's definition and this use" is not a positive fact the rules can

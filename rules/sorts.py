@@ -35,8 +35,8 @@ Sorts
           one (``extract.RootTree`` says how many are its own).  No wrapper per root and no
           union naming it as a root: a node holds the roots' own classes (``(NR k)`` /
           ``(NT k)``), uses and windows in nodes of their own (``extract.root_terms`` puts them
-          back in the program's order).  The declaration order is for egglog's extractor
-          (issue 13), which relaxes every row of every reachable constructor, pass after pass
+          back in the program's order).  The declaration order is for egglog's extractor,
+          which relaxes every row of every reachable constructor, pass after pass
           until no cost changes, taking the sorts in the order a breadth-first walk from the root
           sort first meets them and a sort's constructors in their declared order: ``RI`` (an
           ``Idx`` root, never built) first makes it meet ``Idx``, then ``Tile``, ``Real``
@@ -63,7 +63,7 @@ by the rule that creates it, raised to bytes × executions by ``rules.hoist`` (m
 from collections.abc import Callable
 
 #: children of one node of the extraction root tree (``egraph.schedule.root_tree``): a wide
-#: tree has few inner nodes (at 1,000 statements ~72 instead of ~500 for a binary one, issue 13)
+#: tree has few inner nodes (at 1,000 statements ~72 instead of ~500 for a binary one)
 ROOT_ARITY = 8
 
 #: The integer sort every client shares: the tile pass (``rules.offsets``, ``rules.multiples``) and
@@ -167,7 +167,7 @@ def shared_declarations(tables: dict[str, str], tagged: dict[str, tuple[str, int
 #: their column types share one relation per column signature (:func:`shared_relations`:
 #: ``In_ii``, ``In_iii``), whose first column names the logical table (its tag).  A function's
 #: rows of all the tables of a signature are one ``input`` command, and the prepared e-graph
-#: declares one table for them (issue 13: an ``input`` costs ~15 µs whatever its size, and push
+#: declares one table for them (an ``input`` costs ~15 µs whatever its size, and push
 #: + pop copy every declared table, ~8-16 µs each).  Rows are not padded to a wider relation: the
 #: tables keep their own widths, so the e-graph holds exactly the tuples the separate tables
 #: held.  The encoders still state the logical tables (``PitchRow``, ...); ``schedule.load_tables``
@@ -206,7 +206,7 @@ def _kids(name: str) -> str:
 
 
 #: The rest of the program arrives the same way: tiles, uses and roots as terms and leaf facts —
-#: one pass, no decision made here.  Each row is one rule match and a few tuples (issue 13), so a
+#: one pass, no decision made here.  Each row is one rule match and a few tuples, so a
 #: leaf (a window's base) that is a 2-d tile with a constant row pitch in a fresh buffer (nearly
 #: every leaf) is one ``FreshLeafRow`` stating all its facts; any other leaf is a ``LeafRow`` plus
 #: a row per fact it has.  The extraction root tree's nodes (``(NRoot n)``, negative numbers,

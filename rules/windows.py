@@ -97,7 +97,8 @@ cycle through a loop's back edge can grow an offset.  Values with no fact — an
 shape-changing reshape — name no window and are not checked here.
 """
 
-import re
+
+from egraph_tiles.egraph.sexp import Sexp, parse_sexps, show
 
 from . import multiples, offsets, sorts
 
@@ -378,16 +379,20 @@ PROGRAM = "\n".join([sorts.IDX_SCHEMA, offsets.RULES, multiples.RULES, sorts.IDX
 SCHEDULE = ("(run-schedule (saturate (seq (saturate (run w_facts)) (run w_may_rules))) "
             "(saturate (run w_verdict)))")
 
-#: what the program declares: sorts, constructors, functions, relations, rulesets
-_DECLARED = re.compile(r"\((?:datatype|sort|function|relation|constructor|ruleset|"
-                       r"unstable-combined-ruleset)\s+([^\s()]+)")
-_VARIANTS = re.compile(r"\(datatype\s+[^\s()]+((?:\s*\([^()]*\))*)")
+#: the forms that declare a name (their second element)
+_DECLARING = frozenset({"datatype", "sort", "function", "relation", "constructor", "ruleset",
+                        "unstable-combined-ruleset"})
 
 
 def _declared(text: str) -> set[str]:
-    names = set(_DECLARED.findall(text))
-    for variants in _VARIANTS.findall(text):
-        names.update(re.findall(r"\(\s*([^\s()]+)", variants))
+    """What ``text`` declares: sorts, constructors (a datatype's variants included), functions,
+    relations, rulesets."""
+    names = set()
+    for form in parse_sexps(text):
+        if isinstance(form, list) and form and form[0] in _DECLARING:
+            names.add(form[1])
+            if form[0] == "datatype":
+                names.update(variant[0] for variant in form[2:])
     return names
 
 
@@ -398,11 +403,16 @@ RENAMED = {n: "w_" + n for n in _declared("\n".join([sorts.IDX_SCHEMA, offsets.R
                                                       multiples.RULES, sorts.IDX_LOAD]))}
 
 
+def _renamed(form: Sexp) -> Sexp:
+    """``form`` with every symbol of :data:`RENAMED` renamed (string literals are not symbols)."""
+    if isinstance(form, list):
+        return [_renamed(x) for x in form]
+    return RENAMED.get(form, form) if isinstance(form, str) else form
+
+
 def _own_names(text: str) -> str:
-    """``text`` with every name of :data:`RENAMED` (outside string literals) renamed."""
-    names = "|".join(sorted(map(re.escape, RENAMED), key=len, reverse=True))
-    token = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w-])(' + names + r')(?![\w-])')
-    return token.sub(lambda m: RENAMED[m.group(1)] if m.group(1) else m.group(0), text)
+    """``text`` with every name of :data:`RENAMED` renamed (comments dropped)."""
+    return "\n".join(show(_renamed(form)) for form in parse_sexps(text))
 
 
 #: The check's row tables — every table of primitive columns the encoder fills: :data:`INPUTS`,
@@ -413,13 +423,16 @@ def _own_names(text: str) -> str:
 #: (~30 µs each: 5 instead of 13 at 1,000 statements), and 15 tables fewer for every push / pop of
 #: the prepared e-graph to copy (issue 13).  Rows are not padded to one wider relation: at 50,000
 #: statements the wider rows cost more to format and read than the inputs saved.
-_RELATION = re.compile(r"\(relation\s+([^\s()]+)\s+\(([^()]*)\)\)")
+def _relations(text: str) -> dict[str, str]:
+    """The relations ``text`` declares, with their column types (``"i64 String"``)."""
+    return {form[1]: " ".join(map(str, form[2])) for form in parse_sexps(text)
+            if isinstance(form, list) and len(form) == 3 and form[0] == "relation"}
 
 
 def _shared(text: str, prefix: str) -> dict[str, tuple[str, int]]:
     """The relations of primitive columns declared in ``text`` grouped by their column types
     (``sorts.shared_relations``; not the terms the ``load`` rules rebuild)."""
-    return sorts.shared_relations({name: cols for name, cols in _RELATION.findall(text)
+    return sorts.shared_relations({name: cols for name, cols in _relations(text).items()
                                    if set(cols.split()) <= {"i64", "String"}}, prefix)
 
 
@@ -434,28 +447,29 @@ TAGGED = _shared(_own_names(sorts.IDX_LOAD) + INPUTS + LOAD, "w_in_")
 #: one run of such a rule, right after it) — 6 tables fewer for push / pop to copy.
 FIRST_RUN = ("w_dims2", "w_acc_parent", "w_acc_cols", "w_ident", "w_merge", "w_zero_trip_arm",
              "w_back_arm")
-_FIRST = _shared("".join(m.group(0) for m in _RELATION.finditer(SCHEMA) if m.group(1) in FIRST_RUN),
-                 "w_first_")
-#: an argument of an atom: a string, a token, or an expression of at most three levels
-_ARG = r'"[^"]*"|[^\s()"]+|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)'
-_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*")|;[^\n]*')
+_FIRST = _shared("".join(f"(relation {name} ({cols}))" for name, cols in _relations(SCHEMA).items()
+                         if name in FIRST_RUN), "w_first_")
 
 
 def _tagged(text: str) -> str:
     """``text`` (comments dropped) with every table of :data:`TAGGED` and ``_FIRST`` read and
     written as its tagged relation, which it declares instead."""
-    text = _COMMENT.sub(lambda m: m.group(1) or "", text)
     tagged = {**TAGGED, **_FIRST}
-    tables: dict[str, str] = {}
-    for name, (relation, tag) in tagged.items():
-        declared = re.compile(r"\(relation\s+" + re.escape(name) + r"\s+\(([^()]*)\)\)")
-        tables[name] = declared.search(text).group(1)
-        text = declared.sub("", text)
-        atom = re.compile(r"\(" + re.escape(name) + r"((?:\s+(?:" + _ARG + r"))*)\)")
-        text = atom.sub(lambda m: f"({relation} {tag}{m.group(1)})", text)
-        # (every atom of such a table has arguments of at most three levels: none is left)
-        assert not re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text), name
-    return sorts.shared_declarations(tables, tagged) + text
+    forms = parse_sexps(text)
+    tables = {name: cols for name, cols in _relations(text).items() if name in tagged}
+
+    def retag(form: Sexp) -> Sexp:
+        if not isinstance(form, list):
+            return form
+        form = [retag(x) for x in form]
+        if form and isinstance(form[0], str) and form[0] in tagged:
+            relation, tag = tagged[form[0]]
+            return [relation, tag, *form[1:]]
+        return form
+
+    kept = [form for form in forms if not (isinstance(form, list) and len(form) == 3
+                                           and form[0] == "relation" and form[1] in tables)]
+    return sorts.shared_declarations(tables, tagged) + "\n".join(show(retag(f)) for f in kept)
 
 
 #: ``PROGRAM`` as the e-graph holds it: run in the tile pass's e-graph (``egraph.windows``),

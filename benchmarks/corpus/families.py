@@ -232,7 +232,7 @@ def shared_window(b: KernelBuilder, rng: random.Random) -> None:
     b.store(y2)
 
 
-# ------------------------------------------------------------------ loop-heavy (issue 16)
+# ------------------------------------------------------------------ loop-heavy
 # Copies inside loops run every iteration: these families are scored by dynamic bytes (bytes ×
 # trip counts, ``egraph_tiles.metrics.program_dynamic_bytes``).
 

@@ -2,7 +2,7 @@
 
 from .errors import DslError
 from .parser import parse_module, parse_program
-from .printer import format_expr, format_stmt, format_type, print_program
+from ..ir.format import format_expr, format_stmt, format_type, print_program
 
 __all__ = ["DslError", "format_expr", "format_stmt", "format_type", "parse_module",
            "parse_program", "print_program"]

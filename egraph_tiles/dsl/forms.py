@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from ..ir.stmts import LoopKind
+from ..ir.types import TYPE_CALLS  # noqa: F401 (the reader consults it here with the others)
 
 #: inputs larger than this are rejected before parsing (a kernel is a few KB)
 MAX_INPUT_BYTES = 8_000_000
@@ -29,8 +30,6 @@ LOOPS = {"range": LoopKind.RANGE, "pipeline": LoopKind.PIPELINE, "parallel": Loo
 SCOPES = {"at", "auto_scope", "manual_scope", "cluster", "spmd", "scope", "incore"}
 #: ``pl.`` calls that are statements, never values
 STATEMENT_CALLS = {"yield_", "cond", "while_", "split_aiv", *LOOPS, *SCOPES}
-#: ``pl.`` calls allowed only inside type annotations
-TYPE_CALLS = {"TileView", "TensorView", "MemRef"}
 
 #: type heads: ``head[...]`` → what it builds (after ``[dims], dtype`` a tile takes a memory
 #: space, a MemRef and a TileView; a tensor a TensorView and a MemRef — in any order)

@@ -2,7 +2,7 @@
 
 The text is read with Python's :mod:`ast` only; nothing of it is ever executed.
 Every rejection is a :class:`DslError` carrying file, line and column, and saying
-what was expected. See the README's DSL reference for the accepted syntax.
+what was expected. See docs/dsl.md for the accepted syntax.
 """
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from ..ir.exprs import (static_type, BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg,
                         StrConst, Symbol, TupleItem, VarRef, const_int)
+from ..ir.format import format_expr
 from ..ir.ops import REGISTRY, OpTypeError, bind, dims_agree, infer_type
 from ..ir.types import (DType, MemorySpace, MemRef, OpaqueType, ScalarType, TensorType, TileType,
                         TupleType, Type, UnknownType)
@@ -68,8 +69,6 @@ def index_problem(e: Expr, least: int | None = None) -> str | None:
     elif isinstance(e, StrConst):
         return f"the string {e.value!r}"
     elif not isinstance(e, DynDim):
-        from .printer import format_expr
-
         return f"`{format_expr(e)}` (not a scalar)"
     c = const_int(e)
     if least is not None and c is not None and c < least:
@@ -364,7 +363,5 @@ def _shapes_agree(ann: tuple[Expr, ...], inferred: tuple[Expr, ...]) -> bool:
 
 
 def _dims(shape: tuple[Expr, ...]) -> str:
-    from .printer import format_expr
-
     return "[" + ", ".join(format_expr(d) for d in shape) + "]"
 

@@ -14,7 +14,7 @@ are rebuilt as IR scalar expressions, so the result is an ordinary canonical sli
     t[ds(off, 64), :]  tile.slice(t, [64, cols], [off, 0])         (also pl.ds)
     t[ds(off, n), :]   tile.slice(t, [sup, cols], [off, 0], [n, cols])   (n a runtime scalar)
 
-Choices (documented in the README subsection "NKI subscripts in the tile DSL"):
+Choices (documented in docs/dsl.md, "NKI subscripts in the tile DSL"):
 
 * **An integer or scalar index selects a size-1 window and keeps the rank** (``t[i, :]`` is a
   ``[1, cols]`` tile).  Tiles of this IR are 2-D and every consumer op expects rank 2; a
@@ -41,7 +41,7 @@ import ast
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
-from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int
+from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, Var, VarRef, const_int, const_shape
 from ..ir.types import ScalarType, TileType
 from .errors import DslError
 from .read_common import dotted as _dotted
@@ -143,7 +143,7 @@ def lower_subscript(reader: _ExprReader, node: ast.Subscript) -> Call:
         kind = type(st).__name__.replace("Type", "").lower() if st is not None else "value"
         raise reader.err(node, f"{base.id!r} is a {kind}; subscripts apply to tiles only "
                          "(load a tile first with pl.tile.load)")
-    dims = st.const_shape()
+    dims = const_shape(st)
     if dims is None:
         raise reader.err(node, f"subscript of {base.id!r}, whose shape is not constant; "
                          "expected a tile with a compile-time shape (or use pl.tile.slice)")

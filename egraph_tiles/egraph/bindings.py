@@ -4,7 +4,7 @@ high-level package.
 The pass drives egglog through its low-level bindings only.  ``from egglog import bindings`` first
 runs the package's ``__init__``, which loads the high-level API and what it needs (a code
 formatter, tracing, ...): ~20 MB of resident memory and ~0.3 s per process that the pass never
-uses (issue 13).  :data:`eb` is the extension module alone, registered under its own name, so a
+uses.  :data:`eb` is the extension module alone, registered under its own name, so a
 later ``import egglog`` (the NKI solver, the rule checks) finds and reuses it: an extension
 module is initialized once per process.  Modules of this package import it as
 ``from .bindings import eb``.

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from ..ir import ops
 from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
                           function_effects, operand, operand_index)
-from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, TupleItem, Var, VarRef, const_int
+from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, TupleItem, Var, VarRef, const_int,
+                        const_shape)
 from ..ir.mutator import StmtVisitor
 from ..ir.storage import Storage, storage_of
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt, Stmt,
@@ -596,8 +597,8 @@ class Encoder(StmtVisitor):
             if w is None or w.var is not o or not fx.visible(o, p.pos, p.path):
                 continue
             ot = o.type
-            if isinstance(ot, TileType) and ot.const_shape() == t.const_shape() \
-                    and t.const_shape() is not None and st.layout(o) == lay:  # type: ignore[union-attr]
+            if isinstance(ot, TileType) and const_shape(ot) == const_shape(t) \
+                    and const_shape(t) is not None and st.layout(o) == lay:  # type: ignore[union-attr]
                 return w
         return None
 

@@ -15,8 +15,8 @@ from .bindings import eb
 
 from ..ir import ops
 from ..ir.effects import call_of, callee_name
-from ..ir.exprs import BinOp, Expr, const_int
-from ..dsl.printer import format_expr
+from ..ir.exprs import BinOp, Expr, const_int, const_shape
+from ..ir.format import format_expr
 from ..ir.target import ALIGN_BITS, CAP
 from ..ir.types import MemorySpace, TileType
 from .decode import Decision
@@ -106,7 +106,7 @@ def window_bits(w: Window) -> int:
 
 def _pitch(t: object) -> int | None:
     """The columns of a tile type of constant shape (None: not one)."""
-    dims = t.const_shape() if isinstance(t, TileType) else None
+    dims = const_shape(t) if isinstance(t, TileType) else None
     return dims[-1] if dims else None
 
 

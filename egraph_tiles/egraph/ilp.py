@@ -23,13 +23,19 @@ the greedy bottom-up extraction is returned instead and the result says so.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import pkgutil
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+import highspy
 import numpy as np
+
+import egraph_tiles.rules as rules_package
 
 from .extract import RootTree, root_terms
 
@@ -237,8 +243,6 @@ def _relevant(graph: SerializedEGraph, costs: dict[NodeId, float]) -> tuple[list
 def ilp(graph: SerializedEGraph, cost_fn: CostFn | None = None, time_limit: float = 10.0,
         threads: int = 1) -> Extraction:
     """The cheapest DAG extraction of ``graph.roots``, by integer programming."""
-    import highspy
-
     t0 = time.perf_counter()
     costs = _costs(graph, cost_fn)
     fallback = greedy(graph, cost_fn)
@@ -499,14 +503,9 @@ def _term(graph: SerializedEGraph, choice: dict[ClassId, NodeId], root: ClassId)
 def rules_schema() -> str:
     """Every egglog declaration text in ``egraph_tiles.rules`` (module-level strings that
     declare datatypes or constructors), so new constructors get their declared costs."""
-    import importlib
-    import pkgutil
-
-    import egraph_tiles.rules as pkg
-
     texts: list[str] = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(rules_package.__path__):
+        mod = importlib.import_module(f"{rules_package.__name__}.{info.name}")
         for v in vars(mod).values():
             if isinstance(v, str) and ("(datatype" in v or "(constructor" in v):
                 texts.append(v)
@@ -517,8 +516,6 @@ def parse_constructor_costs(schema: str) -> dict[str, float]:
     """Constructor name → declared cost (default 1; ``math.inf`` if ``:unextractable``),
     read from egglog ``(datatype Sort (Ctor args... [:cost n] [:unextractable]) ...)`` and
     ``(constructor Ctor (args...) Sort [:cost n] [:unextractable])`` text."""
-    import re
-
     out: dict[str, float] = {}
     for m in re.finditer(r"\(constructor\s+(\S+)\s+\([^()]*\)\s+\S+([^()]*)\)", schema):
         parts = m.group(2).split()

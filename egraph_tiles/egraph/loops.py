@@ -23,7 +23,7 @@ from itertools import accumulate, islice, repeat
 from ..rules.hoist import MILLI
 from ..ir.copies import copies as copy_statements, known_bytes
 from ..ir.effects import Effects, Point, call_of, function_effects, op_effect, operand_index
-from ..ir.exprs import Call, Var, VarRef, const_int, free_vars
+from ..ir.exprs import Call, Var, VarRef, const_int, const_shape, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
                         ReturnStmt, Stmt, WhileStmt, YieldStmt, stmt_exprs)
 from ..ir.ops import Role, Storage
@@ -133,7 +133,7 @@ def _live_size(t: object) -> tuple[str, int] | None:
     not a tile in a memory space or a symbolic shape)."""
     if not isinstance(t, TileType) or t.memory is None:
         return None
-    dims = t.const_shape()
+    dims = const_shape(t)
     return None if dims is None else (t.memory.value, copy_bytes(dims, t.dtype))
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
+import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
@@ -42,12 +44,12 @@ TERMS = ("slices", "offsets")
 #: down a window of a window, invariance demanded down and proven up an offset — is saturated; one
 #: whose rules read only earlier rulesets' facts and the terms reaches its fixpoint in one run (its
 #: unions join ``Real`` classes only, which no rule of it matches on anew), so it runs once: a
-#: saturation would run it a second time only to find nothing (issue 13: the ``legality`` rules
+#: saturation would run it a second time only to find nothing (the ``legality`` rules
 #: that read ``IdentityCopy`` / ``Dense`` (``views``) or a proven ``Keep`` (``proven``), and
 #: ``hoist``'s ``demand`` and ``invariance``, are rulesets of their own for this).  None creates
 #: an index or window term (only ``Real`` forms and facts over existing terms), so each saturation
-#: terminates.  Before (issue 13), every ruleset ran once per iteration (``all``) and re-ran on
-#: each iteration's new tuples: 6 iterations at 1,000 statements and ~15% more time.
+#: terminates.  (Running every ruleset once per iteration instead, re-run on each iteration's
+#: new tuples, took 6 iterations at 1,000 statements and ~15% more time.)
 FACTS = (("multiples", True), ("layout", True), ("safe", False), ("legality", False),
          ("views", False), ("proven", False), ("demand", True), ("invariance", True),
          ("hoist", False))
@@ -136,14 +138,14 @@ _PREPARED: dict[int, _Prepared] = {}
 #: a prepared e-graph is handed out this many times, then dropped (the next user builds a new
 #: one).  egglog keeps a report of every rule run across push / pop (~200 entries per function
 #: for the engine's program) and each push copies it: push + pop took ~0.3 ms longer per 100
-#: functions, and resident memory grew ~40 KB per function (issue 13).  A rebuild costs ~50 ms.
+#: functions, and resident memory grew ~40 KB per function.  A rebuild costs ~50 ms.
 REBUILD_AFTER = 200
 #: a function of fewer statements than this takes a prepared e-graph without a push, and
 #: :func:`release` empties its tables with the ``clear`` rules (:func:`clear_rules`) instead of a
 #: pop.  A push copies every table and compiled rule of the program (~100 tables, ~200 rules with
 #: the Acc-window check's) and a pop frees them: ~4 ms at 1,000 statements, where emptying the
 #: tables takes ~2 ms; deleting costs ~0.15 us per tuple, so at 10,000 statements emptying takes
-#: ~12 ms against a push and pop of ~6 ms (issue 13).
+#: ~12 ms against a push and pop of ~6 ms.
 CLEAR_BELOW = 2_500
 #: ... and an e-graph is dropped once it has served this many statements that way: e-class ids
 #: are never reused, so egglog's union-find keeps growing (~100 bytes per statement) until then
@@ -207,7 +209,7 @@ def clear_rules(program: str, tables: list[str]) -> str:
 def top_level_forms(program: str) -> list[str]:
     """The top-level s-expressions of an egglog ``program`` (comments dropped).  egglog keeps,
     with every compiled rule, the span it was parsed from, and a span holds the whole text it was
-    parsed from: a 24 KB rules program parsed in one piece kept ~45 MB resident (issue 13);
+    parsed from: a 24 KB rules program parsed in one piece kept ~45 MB resident;
     parsed form by form, each span holds its own form (~7 MB in all)."""
     out: list[str] = []
     depth, start, i, in_str = 0, 0, 0, False
@@ -242,7 +244,7 @@ def top_level_forms(program: str) -> list[str]:
 #: every table) is dropped by :func:`release`, not kept idle.  Such a check runs before the
 #: main e-graph of the same function is built; kept idle, its compiled rules (~5 MB, see
 #: :func:`top_level_forms`) would stay resident through that e-graph's saturation and
-#: extraction, where the process peaks (issue 13).  Rebuilding it for a later function costs
+#: extraction, where the process peaks.  Rebuilding it for a later function costs
 #: ~0.1 s, a few percent of a function that large.  The engine's own programs are always kept:
 #: every function needs one next (the Acc-window check runs in the engine's e-graph).
 KEEP_IDLE_BELOW = 50_000
@@ -317,7 +319,7 @@ def _tsv_paths(texts: list[tuple[str, bytes]]) -> Iterator[list[str]]:
     """A path from which egglog's ``input`` reads each text, valid inside the ``with``.  On
     Linux an anonymous in-memory file per text (``memfd``, read through ``/proc/self/fd``):
     no directory to create and remove per call, which cost more than a 1,000-statement
-    function's formatting (issue 13); elsewhere files in a temporary directory."""
+    function's formatting; elsewhere files in a temporary directory."""
     if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
         fds: list[int] = []
         try:
@@ -474,9 +476,6 @@ def add_copy_views(eg: eb.EGraph, gates: list[tuple[int, int, str]], limits: Lim
 
 def write_dot(eg: eb.EGraph, path: str) -> None:
     """The e-graph as Graphviz text at ``path`` (and SVG beside it when ``dot`` is installed)."""
-    import shutil
-    import subprocess
-
     ser = eg.serialize([], max_functions=None, max_calls_per_function=None,
                        include_temporary_functions=False)
     with open(path, "w") as f:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .exprs import Call, Expr, VarRef
+from .exprs import Call, Expr, VarRef, const_shape
 from .ops import Family, OpTypeError, Storage, infer_type, lookup
 from .stmts import AssignStmt, EvalStmt, Function, Stmt, walk
 from .target import copy_bytes
@@ -48,9 +48,9 @@ def moved_bytes(target: object, call: Call) -> int | None:
         t = infer_type(call, _type_of)
     except OpTypeError:
         t = None
-    if not isinstance(t, TileType) or t.const_shape() is None:
+    if not isinstance(t, TileType) or const_shape(t) is None:
         t = getattr(target, "type", None)
-    dims = t.const_shape() if isinstance(t, TileType) else None
+    dims = const_shape(t) if isinstance(t, TileType) else None
     return None if dims is None else copy_bytes(dims, t.dtype)  # type: ignore[union-attr]
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from .exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
                     Symbol, TupleItem, Var, VarRef)
+from .format import format_expr, print_program
 from .ops import REGISTRY, BoundCall, OpTypeError
 from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
@@ -282,8 +283,6 @@ def _mem(m: object) -> str:
 
 
 def _show(e: Any) -> str:
-    from ..dsl.printer import format_expr
-
     if e is None:
         return "nothing"
     try:
@@ -325,8 +324,6 @@ def assert_structural_equal(a: Any, b: Any) -> None:
         return
     msg = f"not structurally equal — first difference at {m.where}: {m.what}"
     if isinstance(a, Program) and isinstance(b, Program):
-        from ..dsl.printer import print_program
-
         diff = difflib.unified_diff(print_program(a).splitlines(), print_program(b).splitlines(),
                                     "left", "right", lineterm="", n=2)
         msg += "\n" + "\n".join(diff)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from .types import DType, MemorySpace, ScalarType, TupleType, Type
+from .types import DType, MemorySpace, ScalarType, TensorType, TileType, TupleType, Type
 
 _var_counter = 0
 
@@ -35,7 +35,7 @@ class Expr:
     """Base of all expressions."""
 
     #: expression nodes are slotted (``slots=True``): a long kernel holds ~10 IR nodes per
-    #: statement, each ~40 bytes smaller without an instance dict (issue 13)
+    #: statement, each ~40 bytes smaller without an instance dict
     __slots__ = ()
 
 
@@ -218,6 +218,15 @@ def const_int(e: Expr | int) -> int | None:
         if e.op == "%":
             return a % b
     return None
+
+
+def const_shape(t: TileType | TensorType) -> tuple[int, ...] | None:
+    """The shape of a tile or tensor type as ints when every dimension is a compile-time
+    constant, else None."""
+    dims = [const_int(d) for d in t.shape]
+    if any(d is None for d in dims):
+        return None
+    return tuple(dims)  # type: ignore[arg-type]
 
 
 def children(e: Expr) -> tuple[Expr, ...]:

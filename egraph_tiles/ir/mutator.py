@@ -40,7 +40,7 @@ _POSITIONAL: dict[type, tuple[Callable, dict[str, int]] | None] = {}
 
 def replaced(s: Stmt, /, **changes: object) -> Stmt:
     """``dataclasses.replace(s, **changes)``: the class called with every field positionally,
-    read in one call (a quarter of replace's time, issue 13); replace itself for a class with
+    read in one call (a quarter of replace's time); replace itself for a class with
     a keyword-only or non-init field or only one field."""
     cls = type(s)
     if cls not in _POSITIONAL:
@@ -170,7 +170,7 @@ class ReadCount:
         counts each body as it builds it); returns whether one of ``stmts`` assigns a candidate.  Every read goes to one list and the
         candidates are picked out of it at the end; the common statement, an assigned call,
         has its operands read here (a variable, a list of them, a constant) and only deeper
-        ones by :func:`var_reads`: the same reads, for a third less time (issue 13)."""
+        ones by :func:`var_reads`: the same reads, for a third less time."""
         candidates, reads = self.candidates, self.reads
         buf: list[Var] = []
         add = buf.append

@@ -10,7 +10,7 @@ An entry (:class:`OpDef`) states
 * its **memory effect** (:class:`Effect`): a fresh buffer, a view of operand ``k``, a write into
   operand ``k`` (the result names that operand's storage), or a scalar — or ``None`` when the
   op's writes are unknown (*unclassified*, like an op that is not registered at all);
-* its **window operands** (:class:`Window`: which source it reads at which offsets and extent),
+* its **window operands** (:class:`WindowOperand`: which source it reads at which offsets and extent),
   checked in bounds by the verifier and the simulators;
 * its **numpy meaning** (``numpy``), which the simulators apply; ``None``: not modelled (the
   simulators raise ``UnsupportedByModel``).
@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .exprs import Call, Const, Expr, ListExpr, Symbol, const_int
+from .exprs import Call, Const, Expr, ListExpr, Symbol, const_int, const_shape
 from .target import acc_layout
 from .types import (DType, MemorySpace, ScalarType, TensorType, TileType, TupleType, Type,
                     UnknownType)
@@ -127,7 +127,7 @@ def writes(k: int) -> Effect:
 
 
 @dataclass(frozen=True)
-class Window:
+class WindowOperand:
     """A window operand: ``src`` read at ``offsets`` (one list parameter, or one parameter per
     axis) with extent ``shape``."""
 
@@ -168,7 +168,7 @@ class OpDef:
     right_arg: int | None = None
     #: the argument index of a bias operand that must never be rewritten
     bias_arg: int | None = None
-    window: Window | None = None
+    window: WindowOperand | None = None
     #: keyword-only attributes PyPTO prints (target_memory, pad_value, atomic, ...)
     attrs: tuple[str, ...] = ()
     #: the numpy meaning the simulators apply (signature by family, see ``sim.interp``)
@@ -457,7 +457,7 @@ def _nz_relayout(memory: MemorySpace | None, src: tuple[int | None, ...],
 def _infer_reshape(b: BoundCall) -> Type:
     src = b.tile("src")
     shape = b.shape("shape")
-    a, c = src.const_shape(), TileType(shape, src.dtype).const_shape()
+    a, c = const_shape(src), const_shape(TileType(shape, src.dtype))
     if a is not None and c is not None and _prod(a) != _prod(c):
         raise OpTypeError(f"tile.reshape: {list(a)} and {list(c)} have different element counts")
     return TileType(shape, src.dtype, src.memory)
@@ -812,7 +812,7 @@ def _op(name: str, spec: str, infer: InferFn | None, family: Family, **props: An
 
 _op("tile.load", "tensor:n offsets:o shape:s valid_shape:s", _infer_load, Family.LOAD,
     output_memory="target_memory", default_target=MemorySpace.Vec, inplace_safe=False,
-    window=Window("tensor", "offsets", "shape"), attrs="target_memory clamp",
+    window=WindowOperand("tensor", "offsets", "shape"), attrs="target_memory clamp",
     numpy=lambda t, offs, shape: _window_of(t, offs, shape))
 for _n in ("store", "tile.store"):
     _op(_n, "tile:t offsets:o output:n shapes:s", _infer_store, Family.STORE,
@@ -830,7 +830,7 @@ for _n, _spec in (("tile.ci", "start:x shape:s"), ("tile.tri", "diagonal:x shape
 _op("tile.alloc", "memory_space:m size:i", None, Family.SYSTEM, effect=VALUE, attrs="pinned")
 
 _op("tile.slice", "src:t shape:s offset:o valid_shape:s drop_dims:s", _infer_slice, Family.VIEW,
-    effect=view_of(0), output_memory="inherit", window=Window("src", "offset", "shape"),
+    effect=view_of(0), output_memory="inherit", window=WindowOperand("src", "offset", "shape"),
     attrs="pad_value", numpy=_slice_meaning)
 _op("tile.reshape", "src:t shape:s", _infer_reshape, Family.VIEW, effect=view_of(0),
     output_memory="inherit", relayout=_nz_relayout, numpy=lambda a, args: a.reshape(args["shape"]))
@@ -841,7 +841,7 @@ _op("tile.reinterpret_view", "src:t dtype:d shape:s", _infer_reinterpret, Family
 _op("tile.transpose_view", "src:t", _infer_transpose, Family.VIEW, effect=view_of(0),
     output_memory="inherit", numpy=lambda a, args: a.swapaxes(-1, -2))
 _op("tile.extract", "src:t row:i col:i shape:s", _infer_extract, Family.COPY,
-    output_memory="target_memory", inplace_safe=False, window=Window("src", ("row", "col"), "shape"),
+    output_memory="target_memory", inplace_safe=False, window=WindowOperand("src", ("row", "col"), "shape"),
     attrs="target_memory", numpy=lambda a, args: _window_of(a, [args["row"], args["col"]], args["shape"]))
 _op("tile.move", "src:t", _infer_move, Family.COPY, output_memory="target_memory",
     inplace_safe=False, attrs="target_memory blayout slayout", numpy=lambda a, args: a)

@@ -34,7 +34,7 @@ class Stmt:
     """Base of all statements."""
 
     #: statement nodes are slotted (``slots=True``): a long kernel holds ~10 IR nodes per
-    #: statement, each ~40 bytes smaller without an instance dict (issue 13)
+    #: statement, each ~40 bytes smaller without an instance dict
     __slots__ = ()
 
     span: Span

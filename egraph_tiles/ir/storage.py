@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from . import ops
 from .effects import Edge, Effects, Share, call_of, trailing_yield
-from .exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int
+from .exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int, const_shape
 from .mutator import StmtMutator
 from .stmts import AssignStmt, ForStmt, Function, IfStmt, Stmt, WhileStmt
 from .types import MemorySpace, TileType
@@ -234,7 +234,7 @@ def _transfer(e: Edge, src: object) -> object:
     if call is None:
         return None
     if kind is Share.WRITEBACK:
-        same = st.const_shape() is not None and st.const_shape() == dt.const_shape() \
+        same = const_shape(st) is not None and const_shape(st) == const_shape(dt) \
             and st.dtype.storage_bits == dt.dtype.storage_bits
         return src if same else None
     if kind is Share.SLICE:

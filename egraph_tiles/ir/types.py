@@ -10,6 +10,11 @@ if TYPE_CHECKING:
     from .exprs import Expr
 
 
+#: ``pl.`` calls allowed only inside type annotations (stored, like registered ops, without
+#: their ``pl.`` prefix)
+TYPE_CALLS = frozenset({"TileView", "TensorView", "MemRef"})
+
+
 class DType(Enum):
     """Element types. ``bits`` is the logical width, ``storage_bits`` what one element
     occupies in a tile buffer (4-bit types pack as 4, BOOL is stored as a byte)."""
@@ -102,7 +107,7 @@ class Type:
     """Base of all IR types."""
 
     #: type nodes are slotted (``slots=True``): a long kernel holds ~10 IR nodes per
-    #: statement, each ~40 bytes smaller without an instance dict (issue 13)
+    #: statement, each ~40 bytes smaller without an instance dict
     __slots__ = ()
 
 
@@ -140,14 +145,6 @@ class TileType(Type):
     def rank(self) -> int:
         return len(self.shape)
 
-    def const_shape(self) -> tuple[int, ...] | None:
-        """The shape as ints when every dimension is a compile-time constant."""
-        from .exprs import const_int
-
-        dims = [const_int(d) for d in self.shape]
-        if any(d is None for d in dims):
-            return None
-        return tuple(dims)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
 from .exprs import (static_type, BinOp, Call, Compare, Expr, Neg, Var, VarRef, const_int,
                     free_vars)
+from .format import Names, format_expr, format_stmt
 from .ops import REGISTRY, dims_agree, OpTypeError, bind, infer_type
 from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
 from .types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
-
-if TYPE_CHECKING:
-    from ..dsl.printer import Names
 
 
 def verify_program(prog: Program) -> Program:
@@ -61,15 +59,11 @@ class _Verifier:
         self.in_bounds: set[Stmt] = set()
 
     @cached_property
-    def names(self) -> "Names":
+    def names(self) -> Names:
         """The printer's names for the function's variables (built only for a message)."""
-        from ..dsl.printer import Names
-
         return Names.for_function(self.f)
 
     def fail(self, s: Stmt | None, message: str) -> ValueError:
-        from ..dsl.printer import format_stmt
-
         where = f"function {self.f.name}"
         if s is not None:
             text = format_stmt(s, self.names).strip()
@@ -375,6 +369,4 @@ def _combine(op: str, a: Interval, b: Interval) -> Interval:
 
 
 def _dims(shape: tuple[Expr, ...]) -> str:
-    from ..dsl.printer import format_expr
-
     return "[" + ", ".join(format_expr(d) for d in shape) + "]"

@@ -37,7 +37,7 @@ from ..ir.target import ALIGN_BITS
 
 
 @dataclass(frozen=True)
-class Window:
+class PeeledSlice:
     """A canonical slice peeled to a non-slice base: ``base[row:row+rows, col:col+cols]``."""
 
     var: Var
@@ -71,7 +71,7 @@ class Use(Enum):
 
 #: a decision: "view" (keep), "fold" (into the consumer extract) or a memory to copy into
 Decision = str | MemorySpace
-Policy = Callable[["Analysis", Window, Use], Decision]
+Policy = Callable[["Analysis", PeeledSlice, Use], Decision]
 
 
 # ------------------------------------------------------------------ analysis
@@ -95,7 +95,7 @@ class Analysis:
     def __init__(self, fn: Function):
         self.consts: dict[int, int] = {}
         self.scalars: dict[int, Expr] = {}
-        self.windows: dict[int, Window] = {}
+        self.windows: dict[int, PeeledSlice] = {}
         for s in walk(fn.body):
             if isinstance(s, AssignStmt):
                 self._record(s)
@@ -126,10 +126,10 @@ class Analysis:
         row, col = (self.resolve(x) for x in off.items)
         inner = self.windows.get(id(src.var))
         if inner is not None:
-            w = Window(target, inner.base, _add(inner.row, row), _add(inner.col, col),
+            w = PeeledSlice(target, inner.base, _add(inner.row, row), _add(inner.col, col),
                        shape.items, ty)
         else:
-            w = Window(target, src.var, row, col, shape.items, ty)
+            w = PeeledSlice(target, src.var, row, col, shape.items, ty)
         self.windows[id(target)] = w
 
     def resolve(self, e: Expr) -> Expr:
@@ -171,7 +171,7 @@ class Analysis:
                 return self.multiple(e.lhs, depth + 1) * self.multiple(e.rhs, depth + 1)
         return 1
 
-    def aligned(self, w: Window) -> bool:
+    def aligned(self, w: PeeledSlice) -> bool:
         """(base_bits + (row * base_cols + col) * storage_bits) ≡ 0 mod 256, proven."""
         base_ty = w.base.type
         if not isinstance(base_ty, TileType) or base_ty.rank != 2:
@@ -191,7 +191,7 @@ class Analysis:
         m = math.gcd(base_bits, m_row, self.multiple(w.col) * bits)
         return m % ALIGN_BITS == 0
 
-    def contiguous(self, w: Window) -> bool:
+    def contiguous(self, w: PeeledSlice) -> bool:
         """A single row, or a window spanning every column of its base."""
         rows = const_int(w.shape[0])
         cols = const_int(w.shape[1])
@@ -203,7 +203,7 @@ class Analysis:
 # ------------------------------------------------------------------ policies
 
 
-def seed_decision(a: Analysis, w: Window, use: Use) -> Decision:
+def seed_decision(a: Analysis, w: PeeledSlice, use: Use) -> Decision:
     """The seed's decision for one use of a window."""
     if use is Use.EXTRACT_SRC:
         return "fold"
@@ -220,7 +220,7 @@ def seed_decision(a: Analysis, w: Window, use: Use) -> Decision:
     return "view" if a.aligned(w) else MemorySpace.Vec
 
 
-def copy_decision(a: Analysis, w: Window, use: Use) -> Decision:
+def copy_decision(a: Analysis, w: PeeledSlice, use: Use) -> Decision:
     """Copy every use that has a legal copy path; fold into consumer extracts (the
     only copy a Mat window has into another Mat-sourced extract)."""
     if use is Use.EXTRACT_SRC:
@@ -256,7 +256,7 @@ class _Rewriter(StmtMutator):
         self.names.add(name)
         return Var(name, ty)
 
-    def extract_stmt(self, w: Window, mem: MemorySpace) -> AssignStmt:
+    def extract_stmt(self, w: PeeledSlice, mem: MemorySpace) -> AssignStmt:
         suffix = {MemorySpace.Left: "left", MemorySpace.Right: "right"}.get(mem, "ext")
         stem = w.var.name.removesuffix("_slice") or w.var.name
         v = self.fresh(f"{stem}_{suffix}", TileType(w.shape, w.type.dtype, mem))
@@ -265,7 +265,7 @@ class _Rewriter(StmtMutator):
                      ("target_memory", Symbol(("Mem", mem.value), mem))))
         return AssignStmt(v, call)
 
-    def window(self, e: Expr) -> Window | None:
+    def window(self, e: Expr) -> PeeledSlice | None:
         return self.a.windows.get(id(e.var)) if isinstance(e, VarRef) else None
 
     # -- calls
@@ -382,7 +382,7 @@ def apply_policy(prog: Program, policy: Policy) -> Program:
     return replace(prog, functions=fns)
 
 
-def windows_of(prog: Program) -> list[Window]:
+def windows_of(prog: Program) -> list[PeeledSlice]:
     """The canonical slices left in the InCore functions of ``prog``, peeled."""
     return [w for f in prog.functions if f.func_type.is_incore
             for w in Analysis(f).windows.values()]

@@ -50,14 +50,16 @@ import numpy as np
 
 from ..ir.ops import TRANSFERS, Family, OpDef, Role
 from ..ir.stmts import Program
-from ..ir.target import FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
+from ..ir.target import ALIGN_BYTES, FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
 from ..ir.types import DType, MemorySpace
 from . import semantics as sem
 from .errors import (CapacityExceeded, MisalignedAccess, OutOfMemory, UnsupportedByModel,
                      UnsupportedTransfer)
 from .interp import Interpreter
 
-ALIGN = 32  # bytes: tile base alignment of vector instructions and of the allocator
+# bytes: tile base alignment of vector instructions and of the allocator (the target's one
+# definition, the same the rules prove views against)
+ALIGN = ALIGN_BYTES
 ALLOC_BASE = 1 << 20  # the allocator's first address; memref-pinned tiles live below
 MAX_BYTES = 1 << 28  # per space
 POISON = 0x7F  # fresh memory: reading it by mistake gives huge values, never small ints

@@ -28,10 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import z3
+from egglog import EGraph, Ruleset
 
+from ..egraph.schedule import program_text
 from ..egraph.sexp import Q, Sexp, parse_sexps, show
 from ..ir.ops import TRANSFERS, Role
-from ..ir.target import CAP
+from ..ir.target import ALIGN_BITS, CAP
+from ..nki.solver import _SCHEDULE
+from ..rules.windows import PROGRAM
 
 # ---------------------------------------------------------------- rule collection
 
@@ -98,8 +102,6 @@ def _rules_of(module: str, forms: list[Sexp]) -> list[RuleSpec]:
 
 
 def _egglog_text_of_ruleset(rs: Any) -> str:
-    from egglog import EGraph
-
     eg = EGraph(save_egglog_string=True)
     eg.run(rs)
     return eg.as_egglog_string
@@ -114,8 +116,6 @@ def _imported_names(mod: object) -> set[str]:
 
 def collect(package: str = "egraph_tiles.rules") -> tuple[list[RuleSpec], Signatures]:
     """Every rule of every module of ``package``, and the signatures declared there."""
-    from egglog import Ruleset
-
     pkg = importlib.import_module(package)
     sigs = Signatures()
     rules: list[RuleSpec] = []
@@ -203,7 +203,6 @@ def _symval(x): return NUM.fn("sym_value")(x)
 
 _root_mem = z3.Function("root_mem", S, S)
 
-ALIGN_BITS = 256  # vector operand alignment: 32 bytes
 
 
 def addr(t: Tile) -> z3.ArithRef:
@@ -527,6 +526,9 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
                              target == z3.StringVal("Vec")))
         return z3.And(same, paths, wanted)
     return z3.BoolVal(False)
+
+
+# ---------------------------------------------------------------- checking
 
 
 #: functions defined by structural recursion on the normal form (not by its value): their
@@ -900,12 +902,6 @@ def clients(package: str = "egraph_tiles.rules") -> dict[str, str]:
     """Which clients run each module's rules, read from the programs they compose (the tile
     pass's, the Acc-window check's, the NKI solver's schedule): a rule that serves several
     clients is still checked once, with the one meaning of its sorts."""
-    from egglog import Ruleset
-
-    from egraph_tiles.egraph.schedule import program_text
-    from egraph_tiles.nki.solver import _SCHEDULE
-    from egraph_tiles.rules.windows import PROGRAM
-
     texts = {"tile pass": program_text(), "Acc windows": PROGRAM}
     nki = str(_SCHEDULE)
     out: dict[str, str] = {}

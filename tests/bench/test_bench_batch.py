@@ -1,4 +1,4 @@
-"""benchmarks/bench_batch.py (issue 14's files-per-second benchmark) runs on a tiny library and
+"""benchmarks/bench_batch.py (the files-per-second benchmark) runs on a tiny library and
 prints one row per -j value (timings are not asserted)."""
 
 import re

@@ -82,7 +82,7 @@ def test_window_read_by_muls_and_col_expand_is_copied_for_the_col_expand():
     assert Oracle(prog, SCALAR_ARGS).verdict(et.optimize(prog)) == "ok"
 
 
-# ---- the other bars of issue 8, per corpus family ---------------------------------------------
+# ---- the other bars, per corpus family --------------------------------------------------------
 
 def _ilp(prog):
     from benchmarks.harness import _egraph_ilp

@@ -4,6 +4,8 @@ import egraph_tiles as et
 from egraph_tiles.ir import (AssignStmt, BinOp, Const, DType, EvalStmt, ForStmt, IfStmt,
                              LoopKind, ReturnStmt, ScalarType, ScopeStmt, TileType,
                              UnknownType, VarRef, WhileStmt, YieldStmt)
+from egraph_tiles.ir.exprs import const_shape
+
 import dslkit
 
 PARAMS = ("x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX],\n"
@@ -149,7 +151,7 @@ def test_module_constants_resolve_in_shapes():
     text = HEAD.replace("@pl.program", "ROWS = 16\nCOLS = ROWS * 4\n\n@pl.program").replace(
         "[16, 64], target_memory", "[ROWS, COLS], target_memory")
     prog = et.parse_program(text)
-    assert prog.functions[0].body[0].target.type.const_shape() == (16, 64)
+    assert const_shape(prog.functions[0].body[0].target.type) == (16, 64)
 
 
 def test_elif_becomes_a_nested_if_in_the_else_arm():

@@ -1,4 +1,4 @@
-"""More statement and type forms of issue 2: function types, scalar operators, store spellings,
+"""More statement and type forms: function types, scalar operators, store spellings,
 slice keyword forms, multi-function programs. Each round-trips through the printer."""
 
 import pytest

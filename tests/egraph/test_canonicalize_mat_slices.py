@@ -1,4 +1,4 @@
-"""Issue 3: the engine and the Mat-slice canonicalization (folds, peeling, matmul operands)."""
+"""The engine and the Mat-slice canonicalization (folds, peeling, matmul operands)."""
 
 import os
 import subprocess

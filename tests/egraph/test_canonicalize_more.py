@@ -1,4 +1,4 @@
-"""Issue 3, further guarantees: extract naming, node/time limits, Vec-slice folds, AIC/AIV
+"""Further guarantees of the engine: extract naming, node/time limits, Vec-slice folds, AIC/AIV
 functions, drop_dims slices, shared windows, idempotence on random programs."""
 
 import pytest

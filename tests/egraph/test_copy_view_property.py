@@ -1,4 +1,4 @@
-"""Issue 4 item 6, soundness of the second round: a slice of a slice whose parent was copied at
+"""Soundness of the second round: a slice of a slice whose parent was copied at
 its definition may read the copy (``CopyBuf``) instead of the source.  For random parent / child
 windows, offsets (literal or a dynamic row) and an optional ``fillpad_inplace`` of the source
 before or after the child's use, ``hardware(optimize(p)) == ideal(p)`` with no fault.  (The

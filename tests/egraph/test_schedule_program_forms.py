@@ -1,4 +1,4 @@
-"""Rules programs are compiled form by form (issue 13: egglog keeps each compiled rule's source
+"""Rules programs are compiled form by form (egglog keeps each compiled rule's source
 span, and a span holds the whole text it was parsed from)."""
 
 import pytest

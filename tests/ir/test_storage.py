@@ -5,7 +5,7 @@ kind is not modelled."""
 from __future__ import annotations
 
 import egraph_tiles as et
-from egraph_tiles.dsl.printer import format_expr
+from egraph_tiles.ir.format import format_expr
 from egraph_tiles.ir.effects import Edge, function_effects
 from egraph_tiles.ir.storage import positional_slices, storage_of
 from dslkit import kernel

@@ -1,4 +1,4 @@
-"""A shape-changing ``tile.reshape`` of an Acc (L0C) tile is not a zero-copy view (issue 15): the
+"""A shape-changing ``tile.reshape`` of an Acc (L0C) tile is not a zero-copy view: the
 device keeps the bytes and reads them as the NZ blocks of the new shape, so a value read or
 written through it is another element of the source.  Such a reshape is rejected as soon as an op
 reads or writes it (directly, or through aliases, loop carries, if results); a same-shape reshape,

@@ -1,4 +1,4 @@
-"""Issue 4: Vec slices — alignment proofs, col_expand identity copies, SSA escapes, placement."""
+"""Vec slices — alignment proofs, col_expand identity copies, SSA escapes, placement."""
 
 import pytest
 

@@ -63,7 +63,7 @@ def test_classified_read_only_op_keeps_copying_an_unaligned_window():
 
 def test_valid_shape_slice_feeding_an_unclassified_op_must_be_aligned():
     msg = rejection_of("q = pl.tile.slice(v, [16, 8], [0, 1], [8, 8])", "pld.tile.remote_store(q, out)")
-    # (unaligned, and non-contiguous: an unclassified op may also materialize it, issue 15 item 3)
+    # (unaligned, and non-contiguous: an unclassified op may also materialize it)
     assert "has valid_shape / drop_dims" in msg and "feeds pld.tile.remote_store" in msg
 
 

@@ -1,12 +1,15 @@
-"""Acc accumulator windows (issue 5): which windows are accepted, which are rejected, and why.
+"""Acc accumulator windows: which windows are accepted, which are rejected, and why.
 
-Each kernel is DSL text; ``lhs`` / ``rhs`` are Left / Right parameters whose product has the
-accumulator window's shape.
+Each case is a kernel body (DSL text, from line 6 of the program); ``lhs`` / ``rhs`` are Left /
+Right parameters whose product has the accumulator window's shape (``rows`` x ``cols``, 16 x 32
+unless a case says otherwise).  :func:`window` writes the common four-line body: an Acc tile
+``acc``, one window ``w`` of it, the op accumulating into ``w``, ``return w2``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import pytest
 
@@ -38,7 +41,7 @@ def rejection(text: str) -> str:
 
 
 def assert_message(msg: str, op: str, r: int, c: int, pr: int, pc: int | str, line: int) -> None:
-    """Every piece issue 5 asks the message for."""
+    """Every piece a rejection's message must carry."""
     assert op in msg
     assert f"{r}x{c} row window of a {pr}x{pc} Acc (L0C) tile" in msg
     assert "not contiguous in L0C's block layout" in msg
@@ -52,500 +55,376 @@ def assert_message(msg: str, op: str, r: int, c: int, pr: int, pc: int | str, li
         assert f"tile.slice(acc, [{r}, {c}], [0, i * {c}])" in msg
 
 
-# ---------------------------------------------------------------------- accepted
+def body(*lines: str) -> str:
+    return "\n".join(lines)
 
 
-def test_full_row_window_at_column_offset_is_accepted():
-    check(kernel("""
-acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [0, 32])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-"""))
+def acc(rows: int | str, cols: int | str, name: str = "acc") -> str:
+    return f"{name} = pl.tile.create([{rows}, {cols}], pl.FP32, target_memory=pl.Mem.Acc)"
 
 
-def test_single_block_column_row_window_is_accepted():
-    check(kernel("""
-acc = pl.tile.create([32, 16], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 16], [16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", cols=16))
+def window(parent: tuple, shape: tuple, at: tuple, op: str = "matmul_acc",
+           args: str = "w, lhs, rhs", slice_kw: str = "") -> str:
+    """``acc`` of shape ``parent``; ``w`` its window of ``shape`` at ``at``; ``w2 = op(args)``."""
+    return body(acc(*parent),
+                f"w = pl.tile.slice(acc, [{shape[0]}, {shape[1]}], [{at[0]}, {at[1]}]{slice_kw})",
+                f"w2 = pl.tile.{op}({args})",
+                "return w2")
 
 
-def test_narrow_window_inside_one_block_at_unaligned_offset_is_accepted():
-    check(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 8], [16, 20])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", cols=8))
+#: a ``good`` 16 x 32 accumulator of its own and the ``bad`` bottom half of a 32 x 32 one
+GOOD_AND_BAD = (acc(32, 32), acc(16, 32, "good"), "bad = pl.tile.slice(acc, [16, 32], [16, 0])")
 
 
-def test_chained_slice_is_judged_against_the_allocation_not_the_intermediate():
+#: a loop accumulating into its carry (initialized with ``good``) and yielding ``bad``
+def back_edge(loop: str) -> str:
+    return body(*GOOD_AND_BAD,
+                f"for k, (c,) in {loop}:",
+                "    cc = pl.tile.matmul_acc(c, lhs, rhs)",
+                "    out = pl.yield_(bad)",
+                "return out")
+
+
+N = ", n: pl.Scalar[pl.INDEX]"
+#: the window most cases reject: the bottom half of a 32 x 32 accumulator ``acc``
+BOTTOM = "w = pl.tile.slice(acc, [16, 32], [16, 0])"
+
+
+@dataclass(frozen=True)
+class Rejects:
+    """Rejected with the full message for ``op`` on an ``r x c`` window of a ``pr x pc`` tile at
+    ``line``, which also says each of ``also`` and none of ``absent``."""
+
+    op: str
+    r: int
+    c: int
+    pr: int
+    pc: int | str
+    line: int
+    also: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Says:
+    """Rejected with a message saying each of ``also`` and none of ``absent``."""
+
+    also: tuple[str, ...]
+    absent: tuple[str, ...] = ()
+
+
+def bottom(line: int) -> Rejects:
+    """The full message for ``tile.matmul_acc`` on :data:`BOTTOM`, at ``line``."""
+    return Rejects("tile.matmul_acc", 16, 32, 32, 32, line)
+
+
+def case(name: str, text: str, expect: Rejects | Says | None = None, **kw) -> object:
+    return pytest.param(text, kw, expect, id=name)
+
+
+ACCEPTED = [
+    case("full row window at a column offset", window((16, 64), (16, 32), (0, 32))),
+    case("single block column row window", window((32, 16), (16, 16), (16, 0)), cols=16),
+    case("narrow window inside one block at an unaligned offset",
+         window((32, 32), (16, 8), (16, 20)), cols=8),
     # inner covers columns 16..31 of acc (one block), although 8..23 of outer straddles
-    check(kernel("""
-acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
-outer = pl.tile.slice(acc, [32, 48], [0, 8])
-inner = pl.tile.slice(outer, [16, 16], [16, 8])
-w2 = pl.tile.matmul_acc(inner, lhs, rhs)
-return w2
-""", cols=16))
-
-
-def test_single_trip_loop_yielding_a_bad_window_is_accepted():
-    check(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, 1, 1, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-"""))
-
-
-def test_loop_carry_only_read_is_not_checked_on_the_back_edge():
-    check(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, 4, 1, init_values=(good,)):
-    v = pl.tile.move(c, target_memory=pl.Mem.Vec)
-    out = pl.yield_(bad)
-return out
-"""))
-
-
-def test_while_loop_back_edge_is_rejected_naming_the_loop():
-    # issue 15: a while loop may take its back edge; the yielded window is then the carry
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for (c,) in pl.while_(init_values=(good,)):
-    pl.cond(n < 2)
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
-    assert "may name — through the loop at line 9: the value its body yields at line 12" in msg
-    assert "make each branch" in msg
-
-
-def test_symbolic_trip_count_back_edge_is_rejected_naming_the_loop():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, n, 1, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
-    assert "through the loop at line 9: the value its body yields at line 11" in msg
-
-
-def test_dynamic_column_offset_that_may_cross_a_block_is_rejected():
-    # issue 15: `off` is only known to be a multiple of 1, so the 16x16 window can cross a block
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 16], [16, off])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", cols=16, extra=", off: pl.Scalar[pl.INDEX]"))
-    assert "tile.matmul_acc at line 8" in msg and "kernel.py:8:" in msg
-    assert "16x16 row window of a 32x64 Acc (L0C) tile `acc` at a dynamic column offset" in msg
-    assert "only known to be a multiple of 1" in msg
-    assert "Fix: make the column offset a provable multiple of 16" in msg
-
-
-def test_dynamic_column_offset_that_is_a_multiple_of_16_is_accepted_inside_one_block():
-    check(kernel("""
-acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
-for j in pl.range(0, 64, 16):
-    w = pl.tile.slice(acc, [16, 16], [16, j])
-    w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return acc
-""", cols=16))
-
-
-def test_dynamic_column_offset_of_a_full_row_window_is_accepted_when_a_multiple_of_16():
-    check(kernel("""
-acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
-off = blk * 32
-w = pl.tile.slice(acc, [16, 32], [0, off])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", blk: pl.Scalar[pl.INDEX]"))
-
-
-def test_dynamic_column_offset_of_a_full_row_window_at_a_multiple_of_8_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
-for j in pl.range(8, 96, 8):
-    w = pl.tile.slice(acc, [16, 32], [0, j])
-    w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return acc
-"""))
-    assert "only known to be a multiple of 8" in msg
-
-
-def test_narrow_window_at_a_small_multiple_is_accepted():
+    case("chained slice judged against the allocation, not the intermediate",
+         body(acc(32, 64), "outer = pl.tile.slice(acc, [32, 48], [0, 8])",
+              "inner = pl.tile.slice(outer, [16, 16], [16, 8])",
+              "w2 = pl.tile.matmul_acc(inner, lhs, rhs)", "return w2"), cols=16),
+    case("single trip loop yielding a bad window", back_edge("pl.range(0, 1, 1, init_values=(good,))")),
+    case("loop carry only read is not checked on the back edge",
+         body(*GOOD_AND_BAD, "for k, (c,) in pl.range(0, 4, 1, init_values=(good,)):",
+              "    v = pl.tile.move(c, target_memory=pl.Mem.Vec)", "    out = pl.yield_(bad)",
+              "return out")),
+    case("dynamic column offset a multiple of 16 inside one block",
+         body(acc(32, 64), "for j in pl.range(0, 64, 16):",
+              "    w = pl.tile.slice(acc, [16, 16], [16, j])",
+              "    w2 = pl.tile.matmul_acc(w, lhs, rhs)", "return acc"), cols=16),
+    case("dynamic column offset of a full row window a multiple of 16",
+         body(acc(16, 128), "off = blk * 32", "w = pl.tile.slice(acc, [16, 32], [0, off])",
+              "w2 = pl.tile.matmul_acc(w, lhs, rhs)", "return w2"),
+         extra=", blk: pl.Scalar[pl.INDEX]"),
     # a multiple of 4 and 4 columns wide: c mod 16 is 0, 4, 8 or 12, so it never crosses a block
-    check(kernel("""
-acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
-for j in pl.range(0, 60, 4):
-    w = pl.tile.slice(acc, [16, 4], [16, j])
-    w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return acc
-""", cols=4))
+    case("narrow window at a small multiple",
+         body(acc(32, 64), "for j in pl.range(0, 60, 4):",
+              "    w = pl.tile.slice(acc, [16, 4], [16, j])",
+              "    w2 = pl.tile.matmul_acc(w, lhs, rhs)", "return acc"), cols=4),
+    case("symbolic parent rows stay silent", window(("m", 32), (16, 32), (16, 0)),
+         extra=", m: pl.Scalar[pl.INDEX]"),
+    case("if whose arms both name good windows",
+         body(acc(16, 64), "left = pl.tile.slice(acc, [16, 32], [0, 0])",
+              "right = pl.tile.slice(acc, [16, 32], [0, 32])", "if n > 0:",
+              "    w = pl.yield_(left)", "else:", "    w = pl.yield_(right)",
+              "w2 = pl.tile.matmul_acc(w, lhs, rhs)", "return w2"), extra=N),
+    case("transpose makes a fresh buffer and does not carry the window",
+         body(acc(32, 32), "w = pl.tile.slice(acc, [16, 16], [16, 8])", "t = pl.tile.transpose(w)",
+              "t2 = pl.tile.matmul_acc(t, lhs, rhs)", "return t2"), cols=16),
+    case("shape changing reshape does not carry the window",
+         body(acc(32, 32), BOTTOM,
+              "r = pl.tile.reshape(w, [32, 16])", "r2 = pl.tile.matmul_acc(r, lhs, rhs)",
+              "return r2"), rows=32, cols=16),
+    case("opaque call result is not taken as a parent",
+         body("acc: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pld.tile.remote_alloc()",
+              BOTTOM, "w2 = pl.tile.matmul_acc(w, lhs, rhs)",
+              "return w2")),
+    case("full row window at an unaligned offset inside one block",
+         window((16, 64), (16, 8), (0, 40)), cols=8),
+    # range(0, 2): the result is always the fresh tile the body yields, never the bad initializer
+    case("loop result of a loop that runs at least once is its yield only",
+         body(acc(32, 32), BOTTOM,
+              "for ko, (c,) in pl.range(0, 2, 1, init_values=(w,)):",
+              "    fresh = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)",
+              "    out = pl.yield_(fresh)", "w2 = pl.tile.matmul_acc(out, lhs, rhs)", "return w2")),
+    # range(0, 2, 2): start + step == stop, a single trip, the yield is never used as a carry
+    case("loop whose step allows one trip only, on the back edge",
+         back_edge("pl.range(0, 2, 2, init_values=(good,))")),
+]
 
 
-def test_symbolic_parent_rows_stay_silent():
-    check(kernel("""
-acc = pl.tile.create([m, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", m: pl.Scalar[pl.INDEX]"))
-
-
-def test_if_whose_arms_name_different_windows_is_rejected_naming_the_arm():
-    # issue 15: the else arm brings the bad bottom half to the accumulator
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-top = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bot = pl.tile.slice(acc, [16, 32], [16, 0])
-if n > 0:
-    w = pl.yield_(top)
-else:
-    w = pl.yield_(bot)
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=13)
-    assert "may name — when the `if` at line 9 takes its else arm — a 16x32" in msg
-
-
-def test_if_whose_arms_both_name_good_windows_is_accepted():
-    check(kernel("""
-acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
-left = pl.tile.slice(acc, [16, 32], [0, 0])
-right = pl.tile.slice(acc, [16, 32], [0, 32])
-if n > 0:
-    w = pl.yield_(left)
-else:
-    w = pl.yield_(right)
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-
-
-def test_nested_if_inside_a_loop_names_the_inner_arm():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bot = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, 4, 1, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    if n > k:
-        y = pl.yield_(cc)
-    else:
-        y = pl.yield_(bot)
-    out = pl.yield_(y)
-return out
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
-    assert "when the `if` at line 11 takes its else arm" in msg
-
-
-def test_transpose_produces_a_fresh_buffer_and_does_not_carry_the_window():
-    check(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 16], [16, 8])
-t = pl.tile.transpose(w)
-t2 = pl.tile.matmul_acc(t, lhs, rhs)
-return t2
-""", cols=16))
-
-
-def test_shape_changing_reshape_does_not_carry_the_window():
-    check(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-r = pl.tile.reshape(w, [32, 16])
-r2 = pl.tile.matmul_acc(r, lhs, rhs)
-return r2
-""", rows=32, cols=16))
-
-
-def test_opaque_call_result_is_not_taken_as_a_parent():
-    check(kernel("""
-acc: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pld.tile.remote_alloc()
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-"""))
-
-
-# ---------------------------------------------------------------------- rejected
-
-
-def test_row_window_of_a_multi_block_column_accumulator_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=8)
-
-
-def test_full_row_window_starting_mid_block_and_crossing_a_block_is_rejected():
+REJECTED = [
+    # a while loop may take its back edge; the yielded window is then the carry
+    case("while loop back edge, naming the loop",
+         body(*GOOD_AND_BAD, "for (c,) in pl.while_(init_values=(good,)):", "    pl.cond(n < 2)",
+              "    cc = pl.tile.matmul_acc(c, lhs, rhs)", "    out = pl.yield_(bad)", "return out"),
+         Rejects("tile.matmul_acc", 16, 32, 32, 32, 11, (
+             "may name — through the loop at line 9: the value its body yields at line 12",
+             "make each branch")), extra=N),
+    case("symbolic trip count back edge, naming the loop",
+         back_edge("pl.range(0, n, 1, init_values=(good,))"),
+         Rejects("tile.matmul_acc", 16, 32, 32, 32, 10, (
+             "through the loop at line 9: the value its body yields at line 11",)), extra=N),
+    # `off` is only known to be a multiple of 1, so the 16x16 window can cross a block
+    case("dynamic column offset that may cross a block", window((32, 64), (16, 16), (16, "off")),
+         Says(("tile.matmul_acc at line 8", "kernel.py:8:",
+               "16x16 row window of a 32x64 Acc (L0C) tile `acc` at a dynamic column offset",
+               "only known to be a multiple of 1",
+               "Fix: make the column offset a provable multiple of 16")),
+         cols=16, extra=", off: pl.Scalar[pl.INDEX]"),
+    case("dynamic column offset of a full row window at a multiple of 8",
+         body(acc(16, 128), "for j in pl.range(8, 96, 8):",
+              "    w = pl.tile.slice(acc, [16, 32], [0, j])",
+              "    w2 = pl.tile.matmul_acc(w, lhs, rhs)", "return acc"),
+         Says(("only known to be a multiple of 8",))),
+    # the else arm brings the bad bottom half to the accumulator
+    case("if whose arms name different windows, naming the arm",
+         body(acc(32, 32), acc(16, 32, "top"), "bot = pl.tile.slice(acc, [16, 32], [16, 0])",
+              "if n > 0:", "    w = pl.yield_(top)", "else:", "    w = pl.yield_(bot)",
+              "w2 = pl.tile.matmul_acc(w, lhs, rhs)", "return w2"),
+         Rejects("tile.matmul_acc", 16, 32, 32, 32, 13, (
+             "may name — when the `if` at line 9 takes its else arm — a 16x32",)), extra=N),
+    case("nested if inside a loop names the inner arm",
+         body(acc(32, 32), acc(16, 32, "good"), "bot = pl.tile.slice(acc, [16, 32], [16, 0])",
+              "for k, (c,) in pl.range(0, 4, 1, init_values=(good,)):",
+              "    cc = pl.tile.matmul_acc(c, lhs, rhs)", "    if n > k:", "        y = pl.yield_(cc)",
+              "    else:", "        y = pl.yield_(bot)", "    out = pl.yield_(y)", "return out"),
+         Rejects("tile.matmul_acc", 16, 32, 32, 32, 10, (
+             "when the `if` at line 11 takes its else arm",)), extra=N),
+    case("row window of a multi-block column accumulator", window((32, 32), (16, 32), (16, 0)),
+         bottom(8)),
     # [16, 16] at [0, 8] of [16, 64]: every row, but the compact NZ write is shifted by 8
-    msg = rejection(kernel("""
-acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 16], [0, 8])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", cols=16))
-    assert "tile.matmul_acc" in msg and "kernel.py:8:" in msg and "line 8" in msg
-    assert "16x16 row window of a 16x64 Acc (L0C) tile" in msg
-    assert "not contiguous in L0C's block layout" in msg and "no destination stride" in msg
-    assert "starts at column 8, mid-block (not a multiple of 16)" in msg
-    assert "crosses the block boundary at column 16" in msg
-    assert "only the first 8 would be correct" in msg
-    assert "span every row of its parent starting at a column offset that is a multiple of 16" in msg
-    assert "inside one 16-column block" in msg
-    assert "tile.slice(acc, [16, 16], [0, i * 16])" in msg
-    assert "compiler pass" in msg and "batch_matmul_acc" in msg
-
-
-def test_full_row_window_at_an_unaligned_offset_inside_one_block_is_accepted():
-    check(kernel("""
-acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 8], [0, 40])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", cols=8))
-
-
-def test_window_straddling_two_blocks_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 16], [16, 8])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", cols=16))
-    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=8)
-
-
-def test_valid_shape_slice_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0], valid_shape=[n, 32])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=8)
-
-
-def test_hoisted_slice_through_loop_carry_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-for ko, (c,) in pl.range(0, 256, 64, init_values=(w,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(cc)
-return out
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
-
-
-def test_plain_alias_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-a = w
-w2 = pl.tile.matmul_acc(a, lhs, rhs)
-return w2
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
-
-
-def test_same_shape_reshape_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-r = pl.tile.reshape(w, [16, 32])
-w2 = pl.tile.matmul_acc(r, lhs, rhs)
-return w2
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
-
-
-def test_bare_matmul_acc_statement_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-pl.tile.matmul_acc(w, lhs, rhs)
-return acc
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=8)
-
-
-def test_loop_exit_value_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):
-    v = pl.tile.move(c, target_memory=pl.Mem.Vec)
-    out = pl.yield_(c)
-w2 = pl.tile.matmul_acc(out, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
-
-
-def test_if_merge_whose_arms_name_the_same_window_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-a = w
-if n > 0:
-    m = pl.yield_(w)
-else:
-    m = pl.yield_(a)
-w2 = pl.tile.matmul_acc(m, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=13)
-
-
-def test_two_trip_loop_yielding_a_bad_window_is_rejected_on_the_back_edge():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, 2, 1, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
-    assert "through the loop at line 9: the value its body yields at line 11" in msg
-
-
-def test_two_loops_reject_naming_the_bad_loops_shape():
-    msg = rejection(kernel("""
-acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
-big = pl.tile.create([48, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.slice(acc, [16, 32], [0, 32])
-bad = pl.tile.slice(big, [16, 32], [32, 0])
-for ko, (c,) in pl.range(0, 128, 64, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    o1 = pl.yield_(cc)
-for ko2, (d,) in pl.range(0, 128, 64, init_values=(bad,)):
-    dd = pl.tile.matmul_acc(d, lhs, rhs)
-    o2 = pl.yield_(dd)
-return o2
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 48, 32, line=14)
-    assert "16x32 row window of a 16x64" not in msg
-
-
-def test_chained_slice_offsets_accumulate_into_a_rejection():
+    case("full row window starting mid-block and crossing a block",
+         window((16, 64), (16, 16), (0, 8)),
+         Says(("tile.matmul_acc", "kernel.py:8:", "line 8",
+               "16x16 row window of a 16x64 Acc (L0C) tile",
+               "not contiguous in L0C's block layout", "no destination stride",
+               "starts at column 8, mid-block (not a multiple of 16)",
+               "crosses the block boundary at column 16", "only the first 8 would be correct",
+               "span every row of its parent starting at a column offset that is a multiple of 16",
+               "inside one 16-column block", "tile.slice(acc, [16, 16], [0, i * 16])",
+               "compiler pass", "batch_matmul_acc")), cols=16),
+    case("window straddling two blocks", window((32, 32), (16, 16), (16, 8)),
+         Rejects("tile.matmul_acc", 16, 16, 32, 32, 8), cols=16),
+    case("valid_shape slice",
+         window((32, 32), (16, 32), (16, 0), slice_kw=", valid_shape=[n, 32]"),
+         bottom(8), extra=N),
+    case("hoisted slice through a loop carry",
+         body(acc(32, 32), BOTTOM,
+              "for ko, (c,) in pl.range(0, 256, 64, init_values=(w,)):",
+              "    cc = pl.tile.matmul_acc(c, lhs, rhs)", "    out = pl.yield_(cc)", "return out"),
+         bottom(9)),
+    case("plain alias",
+         body(acc(32, 32), BOTTOM, "a = w",
+              "w2 = pl.tile.matmul_acc(a, lhs, rhs)", "return w2"),
+         bottom(9)),
+    case("same shape reshape",
+         body(acc(32, 32), BOTTOM,
+              "r = pl.tile.reshape(w, [16, 32])", "w2 = pl.tile.matmul_acc(r, lhs, rhs)",
+              "return w2"),
+         bottom(9)),
+    case("bare matmul_acc statement",
+         body(acc(32, 32), BOTTOM,
+              "pl.tile.matmul_acc(w, lhs, rhs)", "return acc"),
+         bottom(8)),
+    case("loop exit value",
+         body(acc(32, 32), BOTTOM,
+              "for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):",
+              "    v = pl.tile.move(c, target_memory=pl.Mem.Vec)", "    out = pl.yield_(c)",
+              "w2 = pl.tile.matmul_acc(out, lhs, rhs)", "return w2"),
+         bottom(11), extra=N),
+    case("if merge whose arms name the same window",
+         body(acc(32, 32), BOTTOM, "a = w", "if n > 0:",
+              "    m = pl.yield_(w)", "else:", "    m = pl.yield_(a)",
+              "w2 = pl.tile.matmul_acc(m, lhs, rhs)", "return w2"),
+         bottom(13), extra=N),
+    case("two trip loop yielding a bad window, on the back edge",
+         back_edge("pl.range(0, 2, 1, init_values=(good,))"),
+         Rejects("tile.matmul_acc", 16, 32, 32, 32, 10, (
+             "through the loop at line 9: the value its body yields at line 11",))),
+    case("two loops, naming the bad loop's shape",
+         body(acc(16, 64), acc(48, 32, "big"), "good = pl.tile.slice(acc, [16, 32], [0, 32])",
+              "bad = pl.tile.slice(big, [16, 32], [32, 0])",
+              "for ko, (c,) in pl.range(0, 128, 64, init_values=(good,)):",
+              "    cc = pl.tile.matmul_acc(c, lhs, rhs)", "    o1 = pl.yield_(cc)",
+              "for ko2, (d,) in pl.range(0, 128, 64, init_values=(bad,)):",
+              "    dd = pl.tile.matmul_acc(d, lhs, rhs)", "    o2 = pl.yield_(dd)", "return o2"),
+         Rejects("tile.matmul_acc", 16, 32, 48, 32, 14, absent=("16x32 row window of a 16x64",))),
     # inner covers columns 12..27 of acc: it straddles the block boundary at 16
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 64], pl.FP32, target_memory=pl.Mem.Acc)
-outer = pl.tile.slice(acc, [32, 48], [0, 8])
-inner = pl.tile.slice(outer, [16, 16], [16, 4])
-w2 = pl.tile.matmul_acc(inner, lhs, rhs)
-return w2
-""", cols=16))
-    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 64, line=9)
+    case("chained slice offsets accumulate into a rejection",
+         body(acc(32, 64), "outer = pl.tile.slice(acc, [32, 48], [0, 8])",
+              "inner = pl.tile.slice(outer, [16, 16], [16, 4])",
+              "w2 = pl.tile.matmul_acc(inner, lhs, rhs)", "return w2"),
+         Rejects("tile.matmul_acc", 16, 16, 32, 64, 9), cols=16),
+    case("scalar SSA column offset is resolved",
+         body(acc(32, 32), "off: pl.Scalar[pl.INDEX] = 4 + 4",
+              "w = pl.tile.slice(acc, [16, 16], [16, off])", "w2 = pl.tile.matmul_acc(w, lhs, rhs)",
+              "return w2"),
+         Rejects("tile.matmul_acc", 16, 16, 32, 32, 9), cols=16),
+    case("dynamic row offset with constant columns", window((64, 32), (16, 32), ("i * 16", 0)),
+         Rejects("tile.matmul_acc", 16, 32, 64, 32, 8), extra=", i: pl.Scalar[pl.INDEX]"),
+    case("gemv_acc is covered by the registry",
+         window((32, 32), (16, 32), (16, 0), op="gemv_acc"),
+         Rejects("tile.gemv_acc", 16, 32, 32, 32, 8)),
+    case("symbolic parent columns print as a question mark",
+         body(BOTTOM, "w2 = pl.tile.matmul_acc(w, lhs, rhs)",
+              "return w2"),
+         Rejects("tile.matmul_acc", 16, 32, 32, "?", 7),
+         extra=", n: pl.Scalar[pl.INDEX], acc: pl.Tile[[32, n], pl.FP32, pl.Mem.Acc]"),
+    case("the fix is omitted when the parent rows are not a multiple of the window rows",
+         window((48, 32), (32, 32), (16, 0)),
+         Says(("32x32 row window of a 48x32 Acc (L0C) tile", "pack the accumulator along columns"),
+              absent=("tile.slice(acc, [32, 32], [0, i * 32])",)), rows=32),
+    case("the fix gives the packed allocation", window((64, 32), (16, 32), (48, 0)),
+         Says(("allocate it as 16 x 128", "tile.slice(acc, [16, 32], [0, i * 32])"))),
+    case("an offset defined through a scalar keeps its multiple for the verdict",
+         body(acc(16, 128), "off = blk * 8", "w = pl.tile.slice(acc, [16, 32], [0, off])",
+              "w2 = pl.tile.matmul_acc(w, lhs, rhs)", "return w2"),
+         Says(("only known to be a multiple of 8",)), extra=", blk: pl.Scalar[pl.INDEX]"),
+    case("slice of a loop-carried allocation is judged against the carried tile",
+         body(acc(32, 32), "for b, (a,) in pl.range(0, 2, 1, init_values=(acc,)):",
+              "    page = pl.tile.slice(a, [16, 32], [16, 0])", "    pl.tile.matmul_acc(page, lhs, rhs)",
+              "    out = pl.yield_(a)", "return out"),
+         bottom(9)),
+    case("window inside a split_aiv scope",
+         body(acc(32, 32), "for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):",
+              "    w = pl.tile.slice(acc, [16, 32], [16, 0])", "    pl.tile.matmul_acc(w, lhs, rhs)",
+              "return acc"),
+         bottom(9)),
+    case("slice of a loop result carrying an allocation",
+         body(acc(32, 32), "for b, (a,) in pl.range(0, n, 1, init_values=(acc,)):",
+              "    out = pl.yield_(a)", "w = pl.tile.slice(out, [16, 32], [16, 0])",
+              "pl.tile.matmul_acc(w, lhs, rhs)", "return out"),
+         bottom(10), extra=N),
+    case("slice of an if merging two allocations",
+         body("if n > 0:", "    " + acc(32, 32, "x"), "    m = pl.yield_(x)", "else:",
+              "    " + acc(32, 32, "y"), "    m = pl.yield_(y)",
+              "w = pl.tile.slice(m, [16, 32], [16, 0])", "pl.tile.matmul_acc(w, lhs, rhs)",
+              "return m"),
+         bottom(13), extra=N),
+    case("scalar SSA product column offset is resolved",
+         body(acc(32, 32), "k: pl.Scalar[pl.INDEX] = 4", "off = k * 2",
+              "w = pl.tile.slice(acc, [16, 16], [16, off])", "pl.tile.matmul_acc(w, lhs, rhs)",
+              "return acc"),
+         Rejects("tile.matmul_acc", 16, 16, 32, 32, 10), cols=16),
+    case("scalar SSA difference column offset is resolved",
+         body(acc(32, 32), "k: pl.Scalar[pl.INDEX] = 12", "off = k - 4",
+              "w = pl.tile.slice(acc, [16, 16], [16, off])", "pl.tile.matmul_acc(w, lhs, rhs)",
+              "return acc"),
+         Rejects("tile.matmul_acc", 16, 16, 32, 32, 10), cols=16),
+    # outer names (acc, i, 0); inner, a zero-offset slice of outer, names (acc, i + 0, 0 + 0)
+    case("if arms naming one window through a zero-offset subslice are merged",
+         body(acc(64, 32), "outer = pl.tile.slice(acc, [16, 32], [i, 0])",
+              "inner = pl.tile.slice(outer, [16, 32], [0, 0])", "if n > 0:",
+              "    m = pl.yield_(outer)", "else:", "    m = pl.yield_(inner)",
+              "pl.tile.matmul_acc(m, lhs, rhs)", "return acc"),
+         Rejects("tile.matmul_acc", 16, 32, 64, 32, 13), extra=", i: pl.Scalar[pl.INDEX]" + N),
+    # direct names (acc, i, 0); via names (acc, 0 + i, 0 + 0)
+    case("if arms naming one window through a full zero-offset parent are merged",
+         body(acc(64, 32), "direct = pl.tile.slice(acc, [16, 32], [i, 0])",
+              "full = pl.tile.slice(acc, [64, 32], [0, 0])",
+              "via = pl.tile.slice(full, [16, 32], [i, 0])", "if n > 0:", "    m = pl.yield_(direct)",
+              "else:", "    m = pl.yield_(via)", "pl.tile.matmul_acc(m, lhs, rhs)", "return acc"),
+         Rejects("tile.matmul_acc", 16, 32, 64, 32, 14), extra=", i: pl.Scalar[pl.INDEX]" + N),
+    case("carry used as destination through an alias, on the back edge",
+         body(*GOOD_AND_BAD, "for k, (c,) in pl.range(0, 2, 1, init_values=(good,)):", "    a = c",
+              "    pl.tile.matmul_acc(a, lhs, rhs)", "    out = pl.yield_(bad)", "return out"),
+         bottom(11)),
+    case("set_validshape carries the window",
+         body(acc(32, 32), BOTTOM,
+              "v = pl.tile.set_validshape(w, [n, 32])", "pl.tile.matmul_acc(v, lhs, rhs)",
+              "return acc"),
+         bottom(9), extra=N),
+    case("matmul_mx_acc is covered by the registry",
+         window((32, 32), (16, 32), (16, 0), op="matmul_mx_acc", args="w, lhs, ls, rhs, rs"),
+         Rejects("tile.matmul_mx_acc", 16, 32, 32, 32, 8),
+         extra=", ls: pl.Tile[[16, 2], pl.INT8, pl.Mem.Left], rs: pl.Tile[[2, 32], pl.INT8, pl.Mem.Right]"),
+    # the initializer names the bad window; with a symbolic trip count the loop may run no trip,
+    # and its result is then the initializer
+    case("loop result that may be its initializer, naming the zero-trip path",
+         body(acc(32, 32), BOTTOM,
+              "for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):",
+              "    fresh = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)",
+              "    out = pl.yield_(fresh)", "w2 = pl.tile.matmul_acc(out, lhs, rhs)", "return w2"),
+         Rejects("tile.matmul_acc", 16, 32, 32, 32, 11, (
+             "when the loop at line 8 runs no trip (its result is then its initializer)",)),
+         extra=N),
+    # any trip count, including one: the result is the yielded bad window
+    case("one trip loop result naming another bad window",
+         body(acc(32, 32), "good = pl.tile.slice(acc, [32, 16], [0, 0])",
+              "bad = pl.tile.slice(acc, [16, 32], [16, 0])",
+              "top = pl.tile.slice(acc, [16, 32], [0, 0])",
+              "for ko, (c,) in pl.range(0, 1, 1, init_values=(top,)):", "    out = pl.yield_(bad)",
+              "w2 = pl.tile.matmul_acc(out, lhs, rhs)", "return w2"),
+         Rejects("tile.matmul_acc", 16, 32, 32, 32, 12, ("through the loop at line 10",))),
+    case("while loop exit value",
+         body(acc(32, 32), BOTTOM,
+              "for (c,) in pl.while_(init_values=(w,)):", "    pl.cond(n < 2)", "    out = pl.yield_(c)",
+              "w2 = pl.tile.matmul_acc(out, lhs, rhs)", "return w2"),
+         bottom(11), extra=N),
+    case("loop with a nonzero start and two trips, on the back edge",
+         back_edge("pl.range(64, 256, 128, init_values=(good,))"),
+         bottom(10)),
+    # the yielded window is the 16x32 bottom half of a 32x32 accumulator; the carry is 16x32
+    case("the back edge window is judged with the iter arg's extent",
+         back_edge("pl.range(0, 3, 1, init_values=(good,))"),
+         Says(("16x32 row window of a 32x32 Acc (L0C) tile",))),
+]
 
 
-def test_scalar_ssa_column_offset_is_resolved():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-off: pl.Scalar[pl.INDEX] = 4 + 4
-w = pl.tile.slice(acc, [16, 16], [16, off])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", cols=16))
-    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=9)
+@pytest.mark.parametrize("text, kw, expect", ACCEPTED)
+def test_window_is_accepted(text, kw, expect):
+    check(kernel(text, **kw))
 
 
-def test_dynamic_row_offset_with_constant_columns_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [i * 16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", i: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 64, 32, line=8)
-
-
-def test_gemv_acc_is_covered_by_the_registry():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.gemv_acc(w, lhs, rhs)
-return w2
-"""))
-    assert_message(msg, "tile.gemv_acc", 16, 32, 32, 32, line=8)
+@pytest.mark.parametrize("text, kw, expect", REJECTED)
+def test_window_is_rejected(text, kw, expect):
+    msg = rejection(kernel(text, **kw))
+    if isinstance(expect, Rejects):
+        assert_message(msg, expect.op, expect.r, expect.c, expect.pr, expect.pc, line=expect.line)
+    for part in expect.also:
+        assert part in msg
+    for part in expect.absent:
+        assert part not in msg
 
 
 def test_chained_matmul_acc_result_carries_the_window():
-    prog = parse_program(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w1 = pl.tile.matmul_acc(w, lhs, rhs)
-w3 = pl.tile.matmul_acc(w1, lhs, rhs)
-return w3
-"""), filename="kernel.py")
+    prog = parse_program(kernel(body(
+        acc(32, 32), "w = pl.tile.slice(acc, [16, 32], [16, 0])",
+        "w1 = pl.tile.matmul_acc(w, lhs, rhs)", "w3 = pl.tile.matmul_acc(w1, lhs, rhs)",
+        "return w3")), filename="kernel.py")
     _, found = win.violations(prog.functions[0])
     assert len(found) == 2  # both the first write and the chained write land in the window
     assert {(v.rows, v.cols) for v in found} == {(16, 32)}
-
-
-# ---------------------------------------------------------------------- message details
-
-
-def test_symbolic_parent_columns_print_as_question_mark():
-    msg = rejection(kernel("""
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX], acc: pl.Tile[[32, n], pl.FP32, pl.Mem.Acc]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, "?", line=7)
-
-
-def test_fix_is_omitted_when_parent_rows_are_not_a_multiple_of_window_rows():
-    msg = rejection(kernel("""
-acc = pl.tile.create([48, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [32, 32], [16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", rows=32))
-    assert "32x32 row window of a 48x32 Acc (L0C) tile" in msg
-    assert "tile.slice(acc, [32, 32], [0, i * 32])" not in msg
-    assert "pack the accumulator along columns" in msg
-
-
-def test_fix_gives_the_packed_allocation():
-    msg = rejection(kernel("""
-acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [48, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-"""))
-    assert "allocate it as 16 x 128" in msg
-    assert "tile.slice(acc, [16, 32], [0, i * 32])" in msg
 
 
 def test_egglog_panic_becomes_a_value_error_naming_the_function(monkeypatch):
@@ -557,12 +436,7 @@ def test_egglog_panic_becomes_a_value_error_naming_the_function(monkeypatch):
 
     monkeypatch.setattr(win, "run_rules", panic)
     with pytest.raises(ValueError, match=re.escape("'kernel'")):
-        check(kernel("""
-acc = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [0, 32])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-"""))
+        check(kernel(window((16, 64), (16, 32), (0, 32))))
 
 
 @pytest.fixture
@@ -577,40 +451,27 @@ def no_egraph(monkeypatch):
 def test_function_writing_back_into_no_tile_skips_the_egraph(no_egraph):
     # no registry reuses_arg operand is a tile (a matmul makes a fresh Acc tile), so no rule
     # could derive a violation: the rules are not even run
-    check(kernel("""
-acc = pl.tile.matmul(lhs, rhs)
-w = pl.tile.slice(acc, [16, 16], [0, 8])
-return w
-"""))
+    check(kernel(body("acc = pl.tile.matmul(lhs, rhs)", "w = pl.tile.slice(acc, [16, 16], [0, 8])",
+                      "return w")))
 
 
 #: an accumulator a loop fills in an Acc tile of its own (no slice takes a window of it)
-OWN_ACCUMULATOR = """
-mine = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-for k, (a,) in pl.range(0, 2, 1, init_values=(mine,)):
-    a2 = pl.tile.matmul_acc(a, lhs, rhs)
-    out = pl.yield_(a2)"""
+OWN_ACCUMULATOR = body(acc(16, 32, "mine"),
+                       "for k, (a,) in pl.range(0, 2, 1, init_values=(mine,)):",
+                       "    a2 = pl.tile.matmul_acc(a, lhs, rhs)", "    out = pl.yield_(a2)")
 
 
 def test_accumulator_of_its_own_next_to_no_window_skips_the_egraph(no_egraph):
     # the accumulator's storage holds no tile a slice takes a window of (another Acc tile's
     # window is only read): no window can reach it, so the rules are not even run
-    check(kernel(OWN_ACCUMULATOR + """
-other = pl.tile.create([16, 64], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(other, [16, 32], [0, 8])
-return out
-"""))
+    check(kernel(body(OWN_ACCUMULATOR, acc(16, 64, "other"),
+                      "w = pl.tile.slice(other, [16, 32], [0, 8])", "return out")))
 
 
 def test_accumulator_of_its_own_is_not_encoded_next_to_a_checked_window():
     # only the storage holding the sliced Acc tile is stated: the other accumulator's loop and
     # its tile give no fact, and the window is still rejected
-    text = kernel(OWN_ACCUMULATOR + """
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""")
+    text = kernel(body(OWN_ACCUMULATOR, window((32, 32), (16, 32), (16, 0))))
     fn = parse_program(text, filename="kernel.py").functions[0]
     enc, found = win.violations(fn)
     assert {v.name for v in enc.vars.values()} == {"acc", "w", "w2"}
@@ -620,18 +481,11 @@ return w2
 def test_only_the_definitions_and_loop_variables_a_window_offset_uses_are_stated():
     # `unused` and the loop variable `i` reach no window offset: no fact about them is stated,
     # and the offsets that use `off` and `j` still get their known multiples (32 and 16)
-    text = kernel("""
-acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
-unused = blk * 3 + 1
-off = blk * 32
-for i in pl.range(0, 4, 1):
-    w = pl.tile.slice(acc, [16, 32], [0, off])
-    w2 = pl.tile.matmul_acc(w, lhs, rhs)
-for j in pl.range(0, 96, 16):
-    w3 = pl.tile.slice(acc, [16, 32], [0, j])
-    w4 = pl.tile.matmul_acc(w3, lhs, rhs)
-return acc
-""", extra=", blk: pl.Scalar[pl.INDEX]")
+    text = kernel(body(
+        acc(16, 128), "unused = blk * 3 + 1", "off = blk * 32", "for i in pl.range(0, 4, 1):",
+        "    w = pl.tile.slice(acc, [16, 32], [0, off])", "    w2 = pl.tile.matmul_acc(w, lhs, rhs)",
+        "for j in pl.range(0, 96, 16):", "    w3 = pl.tile.slice(acc, [16, 32], [0, j])",
+        "    w4 = pl.tile.matmul_acc(w3, lhs, rhs)", "return acc"), extra=", blk: pl.Scalar[pl.INDEX]")
     fn = parse_program(text, filename="kernel.py").functions[0]
     enc, found = win.violations(fn)
     assert found == []
@@ -642,257 +496,3 @@ return acc
                                      *(s.loop_var for s in walk(fn.body) if isinstance(s, ForStmt)))}
     assert {names[u] for u in defined} == {"off"}
     assert {names[u] for u in looped} == {"j"}
-
-
-def test_an_offset_defined_through_a_scalar_keeps_its_multiple_for_the_verdict():
-    msg = rejection(kernel("""
-acc = pl.tile.create([16, 128], pl.FP32, target_memory=pl.Mem.Acc)
-off = blk * 8
-w = pl.tile.slice(acc, [16, 32], [0, off])
-w2 = pl.tile.matmul_acc(w, lhs, rhs)
-return w2
-""", extra=", blk: pl.Scalar[pl.INDEX]"))
-    assert "only known to be a multiple of 8" in msg
-
-
-def test_slice_of_a_loop_carried_allocation_is_judged_against_the_carried_tile():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-for b, (a,) in pl.range(0, 2, 1, init_values=(acc,)):
-    page = pl.tile.slice(a, [16, 32], [16, 0])
-    pl.tile.matmul_acc(page, lhs, rhs)
-    out = pl.yield_(a)
-return out
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
-
-
-def test_window_inside_a_split_aiv_scope_is_checked():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):
-    w = pl.tile.slice(acc, [16, 32], [16, 0])
-    pl.tile.matmul_acc(w, lhs, rhs)
-return acc
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
-
-
-def test_slice_of_a_loop_result_carrying_an_allocation_is_checked():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-for b, (a,) in pl.range(0, n, 1, init_values=(acc,)):
-    out = pl.yield_(a)
-w = pl.tile.slice(out, [16, 32], [16, 0])
-pl.tile.matmul_acc(w, lhs, rhs)
-return out
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
-
-
-def test_slice_of_an_if_merging_two_allocations_is_checked():
-    msg = rejection(kernel("""
-if n > 0:
-    x = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-    m = pl.yield_(x)
-else:
-    y = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-    m = pl.yield_(y)
-w = pl.tile.slice(m, [16, 32], [16, 0])
-pl.tile.matmul_acc(w, lhs, rhs)
-return m
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=13)
-
-
-def test_scalar_ssa_product_column_offset_is_resolved():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-k: pl.Scalar[pl.INDEX] = 4
-off = k * 2
-w = pl.tile.slice(acc, [16, 16], [16, off])
-pl.tile.matmul_acc(w, lhs, rhs)
-return acc
-""", cols=16))
-    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=10)
-
-
-def test_scalar_ssa_difference_column_offset_is_resolved():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-k: pl.Scalar[pl.INDEX] = 12
-off = k - 4
-w = pl.tile.slice(acc, [16, 16], [16, off])
-pl.tile.matmul_acc(w, lhs, rhs)
-return acc
-""", cols=16))
-    assert_message(msg, "tile.matmul_acc", 16, 16, 32, 32, line=10)
-
-
-def test_if_arms_naming_one_window_through_a_zero_offset_subslice_are_merged():
-    # outer names (acc, i, 0); inner, a zero-offset slice of outer, names (acc, i + 0, 0 + 0)
-    msg = rejection(kernel("""
-acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
-outer = pl.tile.slice(acc, [16, 32], [i, 0])
-inner = pl.tile.slice(outer, [16, 32], [0, 0])
-if n > 0:
-    m = pl.yield_(outer)
-else:
-    m = pl.yield_(inner)
-pl.tile.matmul_acc(m, lhs, rhs)
-return acc
-""", extra=", i: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 64, 32, line=13)
-
-
-def test_if_arms_naming_one_window_through_a_full_zero_offset_parent_are_merged():
-    # direct names (acc, i, 0); via names (acc, 0 + i, 0 + 0)
-    msg = rejection(kernel("""
-acc = pl.tile.create([64, 32], pl.FP32, target_memory=pl.Mem.Acc)
-direct = pl.tile.slice(acc, [16, 32], [i, 0])
-full = pl.tile.slice(acc, [64, 32], [0, 0])
-via = pl.tile.slice(full, [16, 32], [i, 0])
-if n > 0:
-    m = pl.yield_(direct)
-else:
-    m = pl.yield_(via)
-pl.tile.matmul_acc(m, lhs, rhs)
-return acc
-""", extra=", i: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 64, 32, line=14)
-
-
-def test_carry_used_as_destination_through_an_alias_is_checked_on_the_back_edge():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, 2, 1, init_values=(good,)):
-    a = c
-    pl.tile.matmul_acc(a, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
-
-
-# ---------------------------------------------------------------------- audit: remaining edges
-
-
-def test_set_validshape_carries_the_window_into_a_rejection():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-v = pl.tile.set_validshape(w, [n, 32])
-pl.tile.matmul_acc(v, lhs, rhs)
-return acc
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=9)
-
-
-def test_matmul_mx_acc_is_covered_by_the_registry():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-w2 = pl.tile.matmul_mx_acc(w, lhs, ls, rhs, rs)
-return w2
-""", extra=", ls: pl.Tile[[16, 2], pl.INT8, pl.Mem.Left], rs: pl.Tile[[2, 32], pl.INT8, pl.Mem.Right]"))
-    assert_message(msg, "tile.matmul_mx_acc", 16, 32, 32, 32, line=8)
-
-
-def test_loop_result_that_may_be_its_initializer_is_rejected_naming_the_zero_trip_path():
-    # initializer names the bad window; with a symbolic trip count the loop may run no trip, and
-    # its result is then the initializer
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-for ko, (c,) in pl.range(0, n, 1, init_values=(w,)):
-    fresh = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-    out = pl.yield_(fresh)
-w2 = pl.tile.matmul_acc(out, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
-    assert "when the loop at line 8 runs no trip (its result is then its initializer)" in msg
-
-
-def test_loop_result_of_a_loop_that_runs_at_least_once_is_its_yield_only():
-    # range(0, 2): the result is always the fresh tile the body yields, never the bad initializer
-    check(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-for ko, (c,) in pl.range(0, 2, 1, init_values=(w,)):
-    fresh = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-    out = pl.yield_(fresh)
-w2 = pl.tile.matmul_acc(out, lhs, rhs)
-return w2
-"""))
-
-
-def test_one_trip_loop_result_naming_another_bad_window_is_rejected():
-    # issue 15 "any trip count, including one": the result is the yielded bad window
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.slice(acc, [32, 16], [0, 0])
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-top = pl.tile.slice(acc, [16, 32], [0, 0])
-for ko, (c,) in pl.range(0, 1, 1, init_values=(top,)):
-    out = pl.yield_(bad)
-w2 = pl.tile.matmul_acc(out, lhs, rhs)
-return w2
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=12)
-    assert "through the loop at line 10" in msg
-
-
-def test_while_loop_exit_value_is_rejected():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-w = pl.tile.slice(acc, [16, 32], [16, 0])
-for (c,) in pl.while_(init_values=(w,)):
-    pl.cond(n < 2)
-    out = pl.yield_(c)
-w2 = pl.tile.matmul_acc(out, lhs, rhs)
-return w2
-""", extra=", n: pl.Scalar[pl.INDEX]"))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=11)
-
-
-def test_loop_whose_step_allows_one_trip_only_is_accepted_on_the_back_edge():
-    # range(0, 2, 2): start + step == stop, a single trip, the yield is never used as a carry
-    check(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, 2, 2, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-"""))
-
-
-def test_loop_with_a_nonzero_start_and_two_trips_is_rejected_on_the_back_edge():
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(64, 256, 128, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-"""))
-    assert_message(msg, "tile.matmul_acc", 16, 32, 32, 32, line=10)
-
-
-def test_back_edge_window_is_judged_with_the_iter_args_extent():
-    # the yielded window is the 16x32 bottom half of a 32x32 accumulator; the carry is 16x32
-    msg = rejection(kernel("""
-acc = pl.tile.create([32, 32], pl.FP32, target_memory=pl.Mem.Acc)
-good = pl.tile.create([16, 32], pl.FP32, target_memory=pl.Mem.Acc)
-bad = pl.tile.slice(acc, [16, 32], [16, 0])
-for k, (c,) in pl.range(0, 3, 1, init_values=(good,)):
-    cc = pl.tile.matmul_acc(c, lhs, rhs)
-    out = pl.yield_(bad)
-return out
-"""))
-    assert "16x32 row window of a 32x32 Acc (L0C) tile" in msg

@@ -111,8 +111,8 @@ def test_full_row_window_at_a_block_aligned_column_offset_is_accepted(verdicts):
     assert aligned and all(ok and not rej for _, ok, rej in aligned)
 
 
-# ---------------------------------------------------------------------- issue 15: positive proofs,
-# dynamic offsets, any element width, batch parents
+# ---------------------------------------------------------------------- positive proofs, dynamic
+# offsets, any element width, batch parents
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The accumulator-window check through the public pass API (issue 5)."""
+"""The accumulator-window check through the public pass API."""
 
 from __future__ import annotations
 

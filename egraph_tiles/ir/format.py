@@ -1,4 +1,5 @@
-"""IR → canonical DSL text.
+"""IR → canonical DSL text: the DSL's printer, and the formatting of expressions, types and
+statements in messages (the verifier's, structural equality's).
 
 Canonical means: every variable has a unique, readable name within its function (the
 source name when unambiguous, ``name_1``, ``name_2``... otherwise), every assignment
@@ -10,15 +11,14 @@ from __future__ import annotations
 
 import keyword
 
-from ..ir.exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
+from .exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
                         Symbol, TupleItem, Var, VarRef, as_expr, const_int)
-from ..ir.ops import REGISTRY
-from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
+from .ops import REGISTRY
+from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
                         Param, Program, ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt,
                         child_bodies, defined_vars)
-from ..ir.types import (MemRef, OpaqueType, ScalarType, TensorType, TileType, TupleType, Type,
-                        UnknownType)
-from .forms import TYPE_CALLS
+from .types import (TYPE_CALLS, MemRef, OpaqueType, ScalarType, TensorType, TileType, TupleType,
+                    Type, UnknownType)
 
 _IND = "    "
 _RESERVED = {"pl", "pld", "self", "tuple"}
