@@ -23,6 +23,7 @@ import re
 import sys
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -72,6 +73,11 @@ class FileResult:
     report: dict = field(default_factory=lambda: {"functions": []})
     explain: str | None = None
     seconds: float = 0.0
+    #: how ``output`` was made: "edited" (the user's text, changed statements edited) or
+    #: "canonical" (the whole program reprinted)
+    written: str | None = None
+    #: why a file asked to be edited was reprinted instead
+    note: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -177,10 +183,15 @@ def _read(path: str, rel: Path) -> Source:
 
 
 def optimize_text(path: str, text: str, *, explain: bool = False,
-                  dot_prefix: str | None = None) -> FileResult:
-    """The one-file pipeline on ``text``: parse, verify, optimize, verify the result, print it.
-    Every failure becomes an error result (egglog panics included); nothing is raised."""
+                  dot_prefix: str | None = None, canonical: bool = False) -> FileResult:
+    """The one-file pipeline on ``text``: parse, verify, optimize, verify the result, write it
+    back.  The output is ``text`` with only the statements the pass changed edited
+    (:func:`~egraph_tiles.dsl.edit.edit_source`), or with ``canonical`` the whole program
+    reprinted by the canonical printer (also the fallback when the change cannot be written as
+    edits; ``res.written`` says which).  Every failure becomes an error result (egglog panics
+    included); nothing is raised."""
     from . import DslError, Options, Report, optimize, parse_program, print_program, verify_program
+    from .dsl.edit import EditError, edit_source
 
     t0 = time.perf_counter()
     res = FileResult(path)
@@ -193,7 +204,13 @@ def optimize_text(path: str, text: str, *, explain: bool = False,
         report = Report()
         out = optimize(prog, options=Options(dot_prefix=dot_prefix), report=report)
         out = verify_program(out)
-        res.output = print_program(out)
+        if not canonical:
+            try:
+                res.output, res.written = edit_source(text, prog, out, path), "edited"
+            except EditError as e:
+                res.note = f"rewritten by the canonical printer: {e}"
+        if res.output is None:
+            res.output, res.written = print_program(out), "canonical"
         res.changed = res.output != text
         res.report = report.to_json()
         res.explain = report.explain() if explain else None
@@ -267,14 +284,39 @@ def run(sources: list[Source], *, jobs: int | None = None, timeout: float | None
     return results  # type: ignore[return-value]
 
 
-def optimize_files(paths: Iterable[str | os.PathLike], *, jobs: int | None = None,
-                   timeout: float | None = None, explain: bool = False) -> list[FileResult]:
-    """Optimize every kernel under ``paths`` (files, folders searched recursively for ``.py``
-    files holding ``@pl.program``, ``"-"`` for standard input) with ``jobs`` worker processes
-    (default: the number of cores) and at most ``timeout`` seconds per file.  Returns one
-    :class:`FileResult` per file, in input order; nothing is written."""
-    sources = discover([os.fspath(p) for p in paths])
-    return run(sources, jobs=jobs, timeout=timeout, work_kwargs={"explain": explain})
+def optimize_files(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
+                   jobs: int | None = None, timeout: float | None = None, explain: bool = False,
+                   canonical: bool = False) -> list[FileResult]:
+    """Optimize every kernel under ``paths`` (one path or several: files, folders searched
+    recursively for ``.py`` files holding ``@pl.program``, ``"-"`` for standard input) with
+    ``jobs`` worker processes (default: the number of cores) and at most ``timeout`` seconds per
+    file.  Returns one :class:`FileResult` per file, in input order; nothing is written.  Safe
+    to call from a script without an ``if __name__ == "__main__":`` guard: the workers never
+    run the calling script."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]  # one path, not the characters of one
+    sources = discover([os.fsdecode(p) for p in paths])
+    return run(sources, jobs=jobs, timeout=timeout,
+               work_kwargs={"explain": explain, "canonical": canonical})
+
+
+@contextmanager
+def _main_hidden(work: Work):
+    """While a worker starts: hide the calling script from ``spawn``, which would otherwise
+    re-run it in the worker (a script without a ``__main__`` guard then starts workers of its
+    own and dies).  Only when ``work`` does not itself live in that script."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(work, "__module__", None) == "__main__":
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 def _worker(conn, work: Work, kwargs: dict) -> None:
@@ -309,7 +351,8 @@ class _Pool:
     def _start(self) -> None:
         parent, child = self.ctx.Pipe()
         proc = self.ctx.Process(target=_worker, args=(child, self.work, self.kwargs), daemon=True)
-        proc.start()
+        with _main_hidden(self.work):
+            proc.start()
         child.close()
         self.slots[parent] = _Slot(proc)
 

@@ -244,7 +244,7 @@ def _optimize(args: argparse.Namespace) -> int:
     dest = destinations(args, sources)
     dot_prefix = ((args.dot[:-4] if args.dot.endswith(".dot") else args.dot) + "_"
                   if args.dot else None)
-    kwargs = {"explain": args.explain, "dot_prefix": dot_prefix}
+    kwargs = {"explain": args.explain, "dot_prefix": dot_prefix, "canonical": args.canonical}
     if single:
         (res,) = batch.run(sources, jobs=1, timeout=args.timeout, work_kwargs=kwargs)
         write(res, dest.get(res.path), args.in_place)
@@ -293,6 +293,9 @@ def add_optimize(sub: argparse._SubParsersAction) -> None:
                    help="write nothing; exit 1 if optimizing would change a file")
     p.add_argument("--explain", action="store_true",
                    help="say, for every slice use, what was decided and why")
+    p.add_argument("--canonical", action="store_true",
+                   help="reprint the whole program in canonical form instead of editing only "
+                   "the statements the optimizer changes")
     p.add_argument("--dot", metavar="FILE",
                    help="write each function's saturated e-graph as Graphviz (FILE_<fn>.dot; "
                    "one input)")

@@ -19,7 +19,7 @@ out = pl.store(doubled, [0, 0], out)
 return out
 """)
 
-HEAD_EXT = ("head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = "
+HEAD_EXT = ("head_ext = "
             "pl.tile.extract(local, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)")
 
 
@@ -47,7 +47,7 @@ def test_optimize_output_file_passes_check(kfile, tmp_path, capsys):
     main(["optimize", str(kfile), "-o", str(dest)])
     capsys.readouterr()
     assert main(["check", str(dest)]) == 0
-    assert HEAD_EXT in capsys.readouterr().out
+    assert main(["optimize", str(dest), "--check"]) == 0
 
 
 def test_explain_lists_every_slice_with_its_decision_and_reason(kfile, capsys):
