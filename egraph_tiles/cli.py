@@ -33,6 +33,10 @@ class UsageError(Exception):
     """A command line that cannot be run as given: printed to stderr, exit status 2."""
 
 
+class NothingToDo(Exception):
+    """``--kernels-only`` and none of the files is a kernel: exit status 0."""
+
+
 # --------------------------------------------------------------------------- configuration
 
 #: ``[tool.egraph-tiles]`` keys: what each must be, and the option it sets
@@ -121,6 +125,10 @@ def add_batch_command(sub: argparse._SubParsersAction, name: str, handler: Calla
     noise.add_argument("-v", "--verbose", action="store_true",
                        help="also a line per file and the summary for one file, and why a "
                        "file was reprinted rather than edited")
+    p.add_argument("--kernels-only", action="store_true",
+                   help="skip files given by name that hold no @pl.program, as in folders "
+                   "(for pre-commit, which passes every staged .py file); finding no kernel "
+                   "is then not an error")
     p.add_argument("--no-cache", dest="cache", action="store_false", default=None,
                    help=f"do not read or write the result cache ({batch.CACHE_DIR}/ beside "
                    "the nearest pyproject.toml)")
@@ -136,6 +144,11 @@ def discover(args: argparse.Namespace, skip: list[str] | None = None) -> list[So
     """The sources of ``args.paths``; "no kernel found" is an error (a mistyped path must
     not pass)."""
     sources = batch.discover(args.paths, exclude=args.exclude, skip=skip or [])
+    if args.kernels_only:
+        sources = [s for s in sources if s.text is None or s.rel is None
+                   or batch.PROGRAM_MARK.search(s.text)]
+        if not sources:
+            raise NothingToDo()
     if not sources:
         where = ", ".join(args.paths)
         raise CliError(f"error: {where}: no kernel found (no .py file holding a @pl.program"
@@ -550,6 +563,8 @@ def main(argv: list[str] | None = None) -> int:
             msg = str(e).removeprefix("error: ")
             print(f"egraph-tiles {args.command}: error: {msg}", file=sys.stderr)
             return 2
+        except NothingToDo:
+            return 0
         except CliError as e:
             msg = str(e)
             print(msg if msg.startswith("error:") else f"error: {msg}", file=sys.stderr)
