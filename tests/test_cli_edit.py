@@ -8,6 +8,8 @@ import difflib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from strategies import program_texts
 
 import egraph_tiles as et
 from benchmarks.corpus import FAMILIES, MIXED, generate
@@ -170,4 +172,36 @@ def test_untouched_lines_stay_byte_identical_and_the_edit_reads_back_as_the_pass
 @pytest.mark.parametrize("text", list(_corpus()))
 def test_optimizing_the_edited_file_changes_nothing(text):
     _, out = optimized(text)
+    assert optimized(out)[1] == out
+
+
+# --------------------------------------------------------------------------- property
+
+
+def _with_comments(text: str) -> str:
+    """``text`` with a comment line before and a trailing comment after every statement of
+    its function bodies (what a reprint would lose)."""
+    out = []
+    for line in text.splitlines():
+        body = line.startswith("        ") and not line.strip().startswith(("@", "def "))
+        if body and not line.rstrip().endswith(":"):
+            ind = line[:len(line) - len(line.lstrip())]
+            out += [f"{ind}# note", f"{line}  # why"]
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@settings(max_examples=25)
+@given(program_texts(max_stmts=10))
+def test_random_programs_edit_only_what_changes_read_back_and_are_stable(text):
+    text = _with_comments(text)
+    try:
+        before = et.parse_program(text, "k.py")
+        after = et.optimize(before)
+    except ValueError:  # a program the optimizer rejects has nothing to edit
+        return
+    out = edit_source(text, before, after, "k.py")
+    assert et.structural_equal(et.parse_program(out, "k.py"), after)
+    assert out.count("# note\n") == text.count("# note\n")  # no comment line lost
     assert optimized(out)[1] == out
