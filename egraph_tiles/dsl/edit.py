@@ -74,9 +74,12 @@ class _Source:
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line))
         self.stmts: dict[tuple[int, int], ast.stmt] = {}
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.stmt):
-                self.stmts.setdefault((node.lineno, node.col_offset), node)
+        todo = list(self.tree.body)
+        while todo:  # statements only: no walk through every expression node
+            node = todo.pop()
+            self.stmts.setdefault((node.lineno, node.col_offset), node)
+            for name in ("body", "orelse", "finalbody"):
+                todo.extend(getattr(node, name, ()))
         self.constants = _int_constants(self.tree)
 
     def offset(self, line: int, col: int) -> int:
@@ -214,9 +217,13 @@ class _Editor:
     # -- blocks
 
     def function_names(self, node: ast.AST) -> set[str]:
-        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-        names |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
-        return names | set(self.src.constants)
+        names = set(self.src.constants)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                names.add(n.id)
+            elif isinstance(n, ast.arg):
+                names.add(n.arg)
+        return names
 
     def run(self) -> None:
         if len(self.before.functions) != len(self.after.functions):
