@@ -123,8 +123,8 @@ def add_batch_command(sub: argparse._SubParsersAction, name: str, handler: Calla
     noise.add_argument("-q", "--quiet", action="store_true",
                        help="print only errors and files that would change")
     noise.add_argument("-v", "--verbose", action="store_true",
-                       help="also a line per file and the summary for one file, and why a "
-                       "file was reprinted rather than edited")
+                       help="also a line per file (cache hits marked) and the summary for "
+                       "one file")
     p.add_argument("--kernels-only", action="store_true",
                    help="skip files given by name that hold no @pl.program, as in folders "
                    "(for pre-commit, which passes every staged .py file); finding no kernel "
@@ -244,9 +244,8 @@ class Run:
         elif a.verbose or (not self.tty and not self.single and not a.quiet):
             self.out.say(f"{res.path}: ok" + (" (cached)" if res.cached and a.verbose else ""),
                          "ok")
-        if res.note and not a.quiet:
-            if a.verbose or not res.changed or res.written == "canonical":
-                self.out.say(f"note: {res.path}: {res.note}", "note")
+        if res.note and not a.quiet:  # reprinted, not edited: say why
+            self.out.say(f"note: {res.path}: {res.note}", "note")
 
     def seconds(self) -> float:
         return time.perf_counter() - self.t0
