@@ -17,13 +17,18 @@ so the text a batch writes is exactly the text a one-file run prints.
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
+import json
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Callable, Iterable
@@ -72,15 +77,40 @@ class FileResult:
     report: dict = field(default_factory=lambda: {"functions": []})
     explain: str | None = None
     seconds: float = 0.0
+    #: how ``output`` was made: "edited" (the user's text, changed statements edited) or
+    #: "canonical" (the whole program reprinted)
+    written: str | None = None
+    #: why a file asked to be edited was reprinted instead
+    note: str | None = None
+    #: where an error is (1-based line and column; None when it has no place in the file), its
+    #: message without the location, and the user's line it points at
+    line: int | None = None
+    col: int | None = None
+    message: str | None = None
+    source: str | None = None
+    #: whether the result came from the cache
+    cached: bool = False
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
-    def fail(self, stage: str, error: str) -> None:
-        """Mark this result failed at ``stage`` with ``error`` (``path: ...``)."""
+    def fail(self, stage: str, error: str, text: str | None = None) -> None:
+        """Mark this result failed at ``stage`` with ``error`` (``path[:line[:col]]: ...``);
+        with the file's ``text``, the location gains its column and the message quotes the
+        user's own statement."""
         self.status = "timeout" if stage == "timeout" else "error"
-        self.stage, self.error = stage, error
+        self.stage = stage
+        self.line, self.col, self.message, self.source = locate(self.path, error, text)
+        where = self.path + (f":{self.line}:{self.col}" if self.line else "")
+        self.error = f"{where}: {self.message}"
+
+    def errors(self) -> list[dict]:
+        """The errors of this file as the JSON document lists them."""
+        if self.ok:
+            return []
+        return [{"stage": self.stage, "message": self.message, "line": self.line,
+                 "col": self.col, "source": self.source}]
 
     def counts(self) -> dict[str, int]:
         """Functions, slice uses decided (view / copy / folded / rejected) and bytes copied."""
@@ -96,12 +126,107 @@ class FileResult:
         return c
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        del d["output"]
-        if self.explain is None:
-            del d["explain"]
-        d.update(self.counts())
+        """This file's entry in the JSON document (``egraph_tiles/schema.json``)."""
+        d = {"path": self.path, "status": self.status, "stage": self.stage,
+             "changed": self.changed, "written": self.written, "note": self.note,
+             "errors": self.errors(), "functions": self.report["functions"]}
+        d.update({k: v for k, v in self.counts().items() if k != "functions"})
+        d["seconds"] = round(self.seconds, 6)
+        d["cached"] = self.cached
+        if self.explain is not None:
+            d["explain"] = self.explain
         return d
+
+
+SCHEMA_VERSION = 1
+
+
+def document(command: str, files: list[dict], seconds: float,
+             totals_: dict | None = None) -> dict:
+    """The one JSON document every command prints with ``--json``: ``schema``, ``command``,
+    ``versions``, one entry per file (failures included) and the totals."""
+    doc = {"schema": SCHEMA_VERSION, "command": command, "versions": versions(), "files": files}
+    doc["totals"] = totals_ if totals_ is not None else {
+        "files": len(files), "errors": sum(f["status"] != "ok" for f in files),
+        "changed": sum(bool(f.get("changed")) for f in files), "seconds": round(seconds, 3)}
+    return doc
+
+
+def nki_document(path: str, report: dict, findings: list, source: str | None = None) -> dict:
+    """``egraph-tiles nki --json``: the common document, its one file entry carrying the NKI
+    report (whatever ``nki.command.report_json`` returns) as ``nki`` and each finding as an
+    error (its ``kind`` as the stage)."""
+    lines = source.splitlines() if source is not None else []
+    errors = [{"stage": getattr(f, "kind", "error"), "message": f.message, "line": f.line,
+               "col": getattr(f, "col", None),
+               "source": lines[f.line - 1] if 0 < (f.line or 0) <= len(lines) else None}
+              for f in findings]
+    entry = {"path": path, "status": "error" if errors else "ok",
+             "stage": "nki" if errors else None, "changed": False, "errors": errors,
+             "nki": report}
+    return document("nki", [entry], 0.0)
+
+
+def locate(path: str, error: str, text: str | None
+           ) -> tuple[int | None, int | None, str, str | None]:
+    """Split ``path:line[:col]: message`` into line, column (1-based; the statement's first
+    column when the message names only a line), message and the user's line.  A message that
+    quotes a statement as the printer writes it (`` statement `...` ``) quotes the user's text
+    instead."""
+    m = re.match(re.escape(path) + r":(\d+)(?::(\d+))?: (.*)\Z", error, re.S)
+    if m is None:
+        msg = error[len(path) + 2:] if error.startswith(path + ": ") else error
+        return None, None, msg, None
+    line, col, msg = int(m.group(1)), m.group(2), m.group(3)
+    lines = text.splitlines() if text is not None else []
+    source = lines[line - 1] if 0 < line <= len(lines) else None
+    if col is None and source is not None:
+        col = len(source) - len(source.lstrip()) + 1
+    if source is not None and "statement `" in msg:
+        own = source.strip().replace("\\", "\\\\")
+        msg = re.sub(r"statement `[^`]*`", lambda _: f"statement `{own}`", msg, count=1)
+    return line, int(col) if col else None, msg, source
+
+
+def explain_text(report: dict, path: str) -> str:
+    """``--explain``: per function a summary line, then one line per decision located
+    ``path:line:col`` (the column of the slice's name in that statement)."""
+    out = []
+    for f in report["functions"]:
+        head = f"function {f['function']}:"
+        if f.get("skipped"):
+            out.append(f"{head} {f['skipped']}")
+            continue
+        out.append(f"{head} {len(f['decisions'])} decision(s); bytes copied {f['bytes_before']}"
+                   f" -> {f['bytes_after']} static, {f['dynamic_before']} -> "
+                   f"{f['dynamic_after']} dynamic; e-graph {f['enodes']} e-nodes, "
+                   f"{f['iterations']} iteration(s), {f['seconds'] * 1000:.1f} ms"
+                   + (f"; LIMIT HIT ({f['limit_hit']}): unproven views were copied"
+                      if f.get("limit_hit") else ""))
+        for d in f["decisions"]:
+            where = f"{path}:{d['line']}:{d['col']}: " if d.get("line") else f"{path}: "
+            out.append(f"  {where}{d['slice']} as {d['use']}: {d['decision']} — {d['reason']}")
+    return "\n".join(out)
+
+
+def decision_columns(report: dict, text: str) -> None:
+    """Give every decision of ``report`` a ``col``: where its slice's name is used on its line
+    (after the ``=``), else where the statement starts."""
+    lines_ = text.splitlines()
+    for f in report["functions"]:
+        for d in f["decisions"]:
+            line = d.get("line") or 0
+            src = lines_[line - 1] if 0 < line <= len(lines_) else None
+            if src is None:
+                d["col"] = None
+                continue
+            col = len(src) - len(src.lstrip()) + 1
+            if d["decision"] != "dropped":
+                eq = src.find("=")
+                m = re.compile(rf"\b{re.escape(d['slice'])}\b").search(src, eq + 1 if eq >= 0 else 0)
+                if m:
+                    col = m.start() + 1
+            d["col"] = col
 
 
 def totals(results: Iterable[FileResult], seconds: float) -> dict:
@@ -131,21 +256,93 @@ def versions() -> dict[str, str]:
     return {"egraph_tiles": v("egraph-tiles"), "egglog": v("egglog")}
 
 
+# --------------------------------------------------------------------------- cache
+
+#: the folder of the result cache (in the project root; it holds its own ``.gitignore``)
+CACHE_DIR = ".egraph_tiles_cache"
+
+
+def tool_fingerprint() -> str:
+    """The versions of this package and egglog, and the size and time of every source file
+    of the package (a checkout changes without a new version number)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256(json.dumps(versions(), sort_keys=True).encode())
+    for f in sorted(root.rglob("*")):
+        if f.suffix in (".py", ".egg") and "__pycache__" not in f.parts:
+            st = f.stat()
+            h.update(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+class Cache:
+    """Results by file content, options and tool: a re-run skips the files that did not change.
+    Only files (not standard input) and only results that do not depend on timing (no timeout,
+    no crash) are stored.  An unreadable or corrupt entry is a miss."""
+
+    def __init__(self, folder: str | os.PathLike, command: str):
+        self.folder = Path(folder) / tool_fingerprint()
+        self.command = command
+
+    def key(self, src: Source, kwargs: dict) -> str | None:
+        if src.rel is None or src.text is None or kwargs.get("dot"):
+            return None
+        blob = json.dumps([self.command, src.path, sorted(kwargs.items()), src.text])
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def lookup(self, src: Source, kwargs: dict) -> FileResult | None:
+        k = self.key(src, kwargs)
+        if k is None:
+            return None
+        try:
+            d = json.loads((self.folder / f"{k}.json").read_text(encoding="utf-8"))
+            res = FileResult(**d)
+        except (OSError, ValueError, TypeError):
+            return None
+        res.cached = True
+        return res
+
+    def store(self, src: Source, kwargs: dict, res: FileResult) -> None:
+        k = self.key(src, kwargs)
+        if k is None or res.status == "timeout" or res.stage in ("crash", "write"):
+            return
+        d = {f: getattr(res, f) for f in FileResult.__dataclass_fields__ if f != "cached"}
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# written by egraph-tiles: its result cache\n*\n")
+            tmp = self.folder / f"{k}.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(d), encoding="utf-8")
+            tmp.replace(self.folder / f"{k}.json")
+        except OSError:  # a read-only tree: run without the cache
+            pass
+
+
 # --------------------------------------------------------------------------- discovery
 
 
-def discover(paths: Iterable[str], stdin=None) -> list[Source]:
+def discover(paths: Iterable[str], stdin=None, exclude: Iterable[str] = (),
+             skip: Iterable[str | os.PathLike] = ()) -> list[Source]:
     """Sources for ``paths`` in order: files as given, ``-`` as standard input (read from
     ``stdin``, default ``sys.stdin``), folders recursively (sorted; hidden folders skipped; only
-    ``.py`` files holding ``@pl.program``).  A path given twice is read once."""
+    ``.py`` files holding ``@pl.program``).  A path given twice is read once.  In folders, files
+    matching a glob of ``exclude`` (against the path under the folder, or any one of its
+    parts) and everything under a folder of ``skip`` (an output folder) are left out."""
     out: list[Source] = []
     seen: set[Path] = set()
+    pats = list(exclude)
+    skipped = [Path(d).resolve() for d in skip]
 
     def add(src: Source) -> None:
         key = Path(src.path).resolve()
         if key not in seen:
             seen.add(key)
             out.append(src)
+
+    def excluded(rel: Path) -> bool:
+        text = rel.as_posix()
+        return any(fnmatch.fnmatchcase(text, p) or any(fnmatch.fnmatchcase(part, p)
+                                                        for part in rel.parts) for p in pats)
 
     for p in paths:
         if p == STDIN:
@@ -154,7 +351,10 @@ def discover(paths: Iterable[str], stdin=None) -> list[Source]:
             root = Path(p)
             for f in sorted(root.rglob("*.py")):
                 rel = f.relative_to(root)
-                if any(part.startswith(".") for part in rel.parts[:-1]) or not f.is_file():
+                if any(part.startswith(".") for part in rel.parts[:-1]) or not f.is_file() \
+                        or excluded(rel):
+                    continue
+                if skipped and any(f.resolve().is_relative_to(d) for d in skipped):
                     continue
                 src = _read(str(f), rel)
                 if src.text is None or PROGRAM_MARK.search(src.text):  # unreadable: reported
@@ -177,10 +377,16 @@ def _read(path: str, rel: Path) -> Source:
 
 
 def optimize_text(path: str, text: str, *, explain: bool = False,
-                  dot_prefix: str | None = None) -> FileResult:
-    """The one-file pipeline on ``text``: parse, verify, optimize, verify the result, print it.
-    Every failure becomes an error result (egglog panics included); nothing is raised."""
+                  dot: str | None = None, canonical: bool = False) -> FileResult:
+    """The one-file pipeline on ``text``: parse, verify, optimize, verify the result, write it
+    back.  The output is ``text`` with only the statements the pass changed edited
+    (:func:`~egraph_tiles.dsl.edit.edit_source`), or with ``canonical`` the whole program
+    reprinted by the canonical printer (also the fallback when the change cannot be written as
+    edits; ``res.written`` says which).  ``dot``: write the saturated e-graphs there (one
+    Graphviz file; one graph per function).  Every failure becomes an error result (egglog
+    panics included); nothing is raised."""
     from . import DslError, Options, Report, optimize, parse_program, print_program, verify_program
+    from .dsl.edit import EditError, edit_source
 
     t0 = time.perf_counter()
     res = FileResult(path)
@@ -191,25 +397,50 @@ def optimize_text(path: str, text: str, *, explain: bool = False,
         prog = verify_program(prog)
         stage = "optimize"
         report = Report()
-        out = optimize(prog, options=Options(dot_prefix=dot_prefix), report=report)
+        with _dot_file(dot) as dot_prefix:
+            out = optimize(prog, options=Options(dot_prefix=dot_prefix), report=report)
         out = verify_program(out)
-        res.output = print_program(out)
+        if not canonical:
+            try:
+                res.output, res.written = edit_source(text, prog, out, path), "edited"
+            except EditError as e:
+                res.note = f"rewritten by the canonical printer: {e}"
+        if res.output is None:
+            res.output, res.written = print_program(out), "canonical"
         res.changed = res.output != text
         res.report = report.to_json()
-        res.explain = report.explain() if explain else None
+        decision_columns(res.report, text)
+        res.explain = explain_text(res.report, path) if explain else None
     except (KeyboardInterrupt, SystemExit):
         raise
     except DslError as e:
-        res.fail("parse", str(e))
+        res.fail("parse", str(e), text)
     except ValueError as e:
         msg = str(e)
         if stage == "optimize" and not msg.startswith("the e-graph failed"):
             stage = "reject"
-        res.fail(stage, msg if msg.startswith(path) else f"{path}: {msg}")
+        res.fail(stage, msg if msg.startswith(path) else f"{path}: {msg}", text)
+    except OSError as e:  # the --dot file
+        res.fail("write", f"{path}: {e}")
     except BaseException as e:  # an egglog panic is a BaseException; report it, never crash
         res.fail("crash", f"{path}: {type(e).__name__}: {e}")
     res.seconds = time.perf_counter() - t0
     return res
+
+
+@contextmanager
+def _dot_file(dot: str | None):
+    """The pass writes one ``<prefix><function>.dot`` per function: let it write into a
+    scratch folder, then join them into the one file the user named."""
+    if dot is None:
+        yield None
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        yield os.path.join(tmp, "g_")
+        parts = [Path(tmp, f).read_text(encoding="utf-8") for f in sorted(os.listdir(tmp))]
+        Path(dot).write_text("".join(parts), encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- many files
@@ -228,13 +459,16 @@ def default_jobs() -> int:
 def run(sources: list[Source], *, jobs: int | None = None, timeout: float | None = None,
         work: Work = optimize_text, work_kwargs: dict | None = None,
         on_result: Callable[[FileResult], None] | None = None,
-        on_done: Callable[[FileResult], None] | None = None) -> list[FileResult]:
+        on_done: Callable[[FileResult], None] | None = None,
+        cache: Cache | None = None) -> list[FileResult]:
     """Apply ``work(path, text, **work_kwargs)`` to every readable source.
 
     ``jobs=1`` without a ``timeout`` runs in this process; otherwise in ``jobs`` worker processes
     (``spawn``: a fresh interpreter each, so nothing of this process's state leaks in; ``work``
     must be a module-level function).  ``on_done`` sees each result as soon as it is ready (for a
-    progress bar), ``on_result`` sees them in input order.  Returns the results in input order."""
+    progress bar), ``on_result`` sees them in input order.  With a ``cache``, a file whose result
+    is stored there (same text, options and tool) is not optimized again.  Returns the results
+    in input order."""
     kwargs = work_kwargs or {}
     results: list[FileResult | None] = [None] * len(sources)
     emitted = 0
@@ -242,6 +476,8 @@ def run(sources: list[Source], *, jobs: int | None = None, timeout: float | None
     def done(i: int, res: FileResult) -> None:
         nonlocal emitted
         results[i] = res
+        if cache is not None and not res.cached:
+            cache.store(sources[i], kwargs, res)
         if on_done:
             on_done(res)
         while emitted < len(results) and results[emitted] is not None:
@@ -255,6 +491,8 @@ def run(sources: list[Source], *, jobs: int | None = None, timeout: float | None
             res = FileResult(s.path)
             res.fail("read", s.read_error or f"{s.path}: cannot read")
             done(i, res)
+        elif cache is not None and (hit := cache.lookup(s, kwargs)) is not None:
+            done(i, hit)
         else:
             todo.append(i)
     jobs = max(1, min(jobs or default_jobs(), len(todo) or 1))
@@ -267,27 +505,71 @@ def run(sources: list[Source], *, jobs: int | None = None, timeout: float | None
     return results  # type: ignore[return-value]
 
 
-def optimize_files(paths: Iterable[str | os.PathLike], *, jobs: int | None = None,
-                   timeout: float | None = None, explain: bool = False) -> list[FileResult]:
-    """Optimize every kernel under ``paths`` (files, folders searched recursively for ``.py``
-    files holding ``@pl.program``, ``"-"`` for standard input) with ``jobs`` worker processes
-    (default: the number of cores) and at most ``timeout`` seconds per file.  Returns one
-    :class:`FileResult` per file, in input order; nothing is written."""
-    sources = discover([os.fspath(p) for p in paths])
-    return run(sources, jobs=jobs, timeout=timeout, work_kwargs={"explain": explain})
+def optimize_files(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
+                   jobs: int | None = None, timeout: float | None = None, explain: bool = False,
+                   canonical: bool = False) -> list[FileResult]:
+    """Optimize every kernel under ``paths`` (one path or several: files, folders searched
+    recursively for ``.py`` files holding ``@pl.program``, ``"-"`` for standard input) with
+    ``jobs`` worker processes (default: the number of cores) and at most ``timeout`` seconds per
+    file.  Returns one :class:`FileResult` per file, in input order; nothing is written.  Safe
+    to call from a script without an ``if __name__ == "__main__":`` guard: the workers never
+    run the calling script."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]  # one path, not the characters of one
+    sources = discover([os.fsdecode(p) for p in paths])
+    return run(sources, jobs=jobs, timeout=timeout,
+               work_kwargs={"explain": explain, "canonical": canonical})
+
+
+@contextmanager
+def _main_hidden(work: Work):
+    """While a worker starts: hide the calling script from ``spawn``, which would otherwise
+    re-run it in the worker (a script without a ``__main__`` guard then starts workers of its
+    own and dies).  Only when ``work`` does not itself live in that script."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(work, "__module__", None) == "__main__":
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
 
 
 def _worker(conn, work: Work, kwargs: dict) -> None:
     """A worker process: say it is ready, then answer ``(index, path, text)`` tasks until ``None``."""
-    conn.send(None)
-    while (task := conn.recv()) is not None:
-        i, path, text = task
-        try:
-            res = work(path, text, **kwargs)
-        except Exception as e:  # a work function that raises must not take the batch down
-            res = FileResult(path)
-            res.fail("crash", f"{path}: {type(e).__name__}: {e}")
-        conn.send((i, res))
+    try:
+        conn.send(None)
+        while (task := conn.recv()) is not None:
+            i, path, text = task
+            try:
+                res = work(path, text, **kwargs)
+            except Exception as e:  # a work function that raises must not take the batch down
+                res = FileResult(path)
+                res.fail("crash", f"{path}: {type(e).__name__}: {e}")
+            conn.send((i, res))
+    except (KeyboardInterrupt, EOFError, OSError):  # the parent stopped: leave quietly
+        return
+
+
+@contextmanager
+def _sigint_ignored():
+    """While a worker starts: Ctrl-C ignored, a disposition the worker inherits (Python keeps
+    an ignored SIGINT ignored), so a Ctrl-C reaches only this process, which stops the workers
+    — no traceback from each of them."""
+    try:
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 @dataclass
@@ -309,7 +591,8 @@ class _Pool:
     def _start(self) -> None:
         parent, child = self.ctx.Pipe()
         proc = self.ctx.Process(target=_worker, args=(child, self.work, self.kwargs), daemon=True)
-        proc.start()
+        with _main_hidden(self.work), _sigint_ignored():
+            proc.start()
         child.close()
         self.slots[parent] = _Slot(proc)
 

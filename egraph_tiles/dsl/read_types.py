@@ -273,9 +273,18 @@ class ValueTyping:
         if t is not None:
             return t
         if annotation is None and value.op.startswith("pl."):
-            close = difflib.get_close_matches(value.op[3:], list(REGISTRY), n=1, cutoff=TYPO_CUTOFF)
+            name = value.op[3:]
+            close = difflib.get_close_matches(name, list(REGISTRY), n=1, cutoff=TYPO_CUTOFF)
+            space = name.split(".")[0] if "." in name else None
+            spaces = {op.split(".")[0] for op in REGISTRY if "." in op}
+            # an op of a registered namespace (``pl.tile.frobnicate``) or of a misspelled one
+            # (``pl.tlie.muls``) is a mistake, not an op outside the registry
+            if not close and space is not None and (
+                    space in spaces or difflib.get_close_matches(space, spaces, 1, 0.7)):
+                close = difflib.get_close_matches(name, list(REGISTRY), n=1, cutoff=0.7) or [""]
             if close:
-                raise self.err(at or node, f"unknown op {value.op} (did you mean pl.{close[0]}?); "
+                hint = f" (did you mean pl.{close[0]}?)" if close[0] else ""
+                raise self.err(at or node, f"unknown op {value.op}{hint}; "
                                "expected a registered pl op, or an annotation giving the "
                                "result type of an op outside the registry")
         return annotation or UnknownType()

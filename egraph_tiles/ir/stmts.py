@@ -204,6 +204,12 @@ class Program:
     name: str
     functions: list[Function] = field(default_factory=list)
 
+    def __str__(self) -> str:
+        """The program's DSL text (the canonical printer's)."""
+        from ..dsl.printer import print_program
+
+        return print_program(self)
+
     def function(self, name: str) -> Function:
         for f in self.functions:
             if f.name == name:

@@ -142,8 +142,10 @@ def _run(args: argparse.Namespace, err: type[Exception]) -> int:
         verified, bad = verify_report(report)
         findings += bad
     findings.sort(key=lambda f: f.line)
-    if args.json:
-        print(_compact_json(report_json(report, findings, migrated)))
+    if args.json:  # the common document of every command; the NKI report is its "nki" object
+        from egraph_tiles.batch import nki_document
+        print(json.dumps(nki_document(args.file, report_json(report, findings, migrated),
+                                      findings, source), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(report_text(report, findings, args.file, migrated))
         if verified is not None:
@@ -212,5 +214,6 @@ def report_text(report: KernelReport, findings: list[Finding], filename: str,
         lines.append("")
         lines.append("findings:")
         for f in findings:
-            lines.append(f"  {filename}:{f.line}: {f.kind}: {f.message}")
+            kind = "" if f.message.startswith((f.kind, f.kind.replace("-", " "))) else f"{f.kind}: "
+            lines.append(f"  {filename}:{f.line}: {kind}{f.message}")
     return "\n".join(lines) + "\n"

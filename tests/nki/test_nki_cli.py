@@ -30,7 +30,7 @@ def kernel(tmp_path):
 
 def test_json_has_the_documented_shape(kernel, capsys):
     rc = main(["nki", kernel, "--shape", "a=446x64", "out=446x64", "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert rc == 0
     assert doc == {
         "kernel": "add_rows",
@@ -49,14 +49,14 @@ def test_json_has_the_documented_shape(kernel, capsys):
 def test_json_pattern_is_integers_once_every_symbol_is_bound(kernel, capsys):
     main(["nki", kernel, "--shape", "a=446x64", "--shape", "out=446x64", "--bind", "t=3",
           "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert [(a["pattern"], a["offset"]) for a in doc["accesses"]] == [
         ([[64, 62], [1, 64]], 3 * 128 * 64)] * 2
 
 
 def test_findings_are_errors_with_lines_and_exit_status_1(kernel, capsys):
     rc = main(["nki", kernel, "--shape", "a=300x64", "out=446x64", "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert rc == 1
     assert [e["line"] for e in doc["errors"]] == [10]
     assert "reaches index 445 along dimension 0" in doc["errors"][0]["message"]
@@ -78,11 +78,15 @@ def test_text_output_is_a_table_per_instruction(kernel, capsys):
     (["--shape", "a=0x4"], "--shape: dimensions must be positive"),
     (["--shape", "a"], "--shape: expected NAME=VALUE"),
     (["--bind", "t=x"], "--bind t=x: expected an integer"),
-    (["--kernel", "nope"], "no function named 'nope'"),
 ])
-def test_bad_flags_exit_1_with_a_message(kernel, capsys, argv, message):
-    assert main(["nki", kernel, *argv]) == 1
+def test_bad_flags_exit_2_with_a_message(kernel, capsys, argv, message):
+    assert main(["nki", kernel, *argv]) == 2  # a usage error, as for every command
     assert message in capsys.readouterr().err
+
+
+def test_an_unknown_kernel_exits_1_with_a_message(kernel, capsys):
+    assert main(["nki", kernel, "--kernel", "nope"]) == 1
+    assert "no function named 'nope'" in capsys.readouterr().err
 
 
 def test_missing_file_and_syntax_error(tmp_path, capsys):
@@ -98,7 +102,7 @@ def test_migrate_writes_the_new_kernel_and_json_carries_each_new_access(kernel, 
     out = tmp_path / "new.py"
     rc = main(["nki", kernel, "--shape", "a=446x64", "out=446x64", "--bind", "t=1", "--json",
                "--migrate", "-o", str(out)])
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert rc == 0
     assert [a["migrated"] for a in doc["accesses"]] == [
         "a[128*t:min(446, 128*t + 128), 0:64]", "out[128*t:min(446, 128*t + 128), 0:64]"]
@@ -109,5 +113,5 @@ def test_migrate_writes_the_new_kernel_and_json_carries_each_new_access(kernel, 
 
 
 def test_output_needs_migrate(kernel, capsys):
-    assert main(["nki", kernel, "--shape", "a=446x64", "out=446x64", "-o", "x.py"]) == 1
+    assert main(["nki", kernel, "--shape", "a=446x64", "out=446x64", "-o", "x.py"]) == 2
     assert "-o/--output needs --migrate" in capsys.readouterr().err
