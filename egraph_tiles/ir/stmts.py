@@ -206,7 +206,7 @@ class Program:
 
     def __str__(self) -> str:
         """The program's DSL text (the canonical printer's)."""
-        from ..dsl.printer import print_program
+        from .format import print_program  # (format imports this module)
 
         return print_program(self)
 
