@@ -5,21 +5,13 @@ structurally, verify them, and optimize them (today: the CanonicalizeTileSlice p
 """
 
 from . import passes
+from .passes import optimize
 from .batch import FileResult, optimize_files
 from .dsl import DslError, parse_program, print_program
 from .ir.equality import assert_structural_equal, structural_equal
 from .ir.stmts import Program
 from .ir.verify import verify_program
 from .passes.canonicalize import Options, Report, canonicalize_tile_slice
-
-
-def optimize(program: Program, *, options: Options | None = None,
-             report: Report | None = None) -> Program:
-    """All optimization passes (today: CanonicalizeTileSlice); returns a new Program.  The input
-    and the output are verified (``ValueError`` naming the statement): a window out of bounds
-    is rejected before the pass folds it and, as a guard, after."""
-    out = canonicalize_tile_slice(verify_program(program), options=options, report=report)
-    return verify_program(out)
 
 
 __all__ = [

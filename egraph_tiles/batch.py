@@ -385,7 +385,9 @@ def optimize_text(path: str, text: str, *, explain: bool = False,
     edits; ``res.written`` says which).  ``dot``: write the saturated e-graphs there (one
     Graphviz file; one graph per function).  Every failure becomes an error result (egglog
     panics included); nothing is raised."""
-    from . import DslError, Options, Report, optimize, parse_program, print_program, verify_program
+    from .dsl import DslError, parse_program, print_program
+    from .ir.verify import verify_program
+    from .passes import Options, Report, optimize
     from .dsl.edit import EditError, edit_source
 
     t0 = time.perf_counter()

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from ..ir.exprs import Call, Const, DynDim, Expr, ListExpr, Var, VarRef
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, IfStmt, Program, ReturnStmt, ScopeStmt,
                         Stmt, WhileStmt, YieldStmt, child_bodies, defined_vars, stmt_exprs)
-from .printer import format_expr
+from ..ir.format import format_expr
 
 
 class EditError(Exception):

@@ -361,3 +361,8 @@ def print_program(prog: Program) -> str:
         header.append("")
         header += [f'{n} = pl.dynamic("{n}")' for n in sorted(dyn)]
     return "\n".join(header) + "\n\n\n" + text + "\n"
+
+
+# ``str(program)`` is the program's text.  Assigned here rather than written in ``ir.stmts``,
+# which this module imports: the printer sits above the IR classes in the import order.
+Program.__str__ = print_program  # type: ignore[method-assign,assignment]

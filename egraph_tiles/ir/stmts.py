@@ -204,12 +204,6 @@ class Program:
     name: str
     functions: list[Function] = field(default_factory=list)
 
-    def __str__(self) -> str:
-        """The program's DSL text (the canonical printer's)."""
-        from .format import print_program  # (format imports this module)
-
-        return print_program(self)
-
     def function(self, name: str) -> Function:
         for f in self.functions:
             if f.name == name:

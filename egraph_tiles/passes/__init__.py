@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..ir.stmts import Program
-from .canonicalize import Options
+from ..ir.verify import verify_program
+from .canonicalize import Options, Report
 from .canonicalize import canonicalize_tile_slice as _canonicalize
 
 
@@ -16,4 +17,13 @@ def canonicalize_tile_slice(options: Options | None = None):
     return run
 
 
-__all__ = ["Options", "canonicalize_tile_slice"]
+def optimize(program: Program, *, options: Options | None = None,
+             report: Report | None = None) -> Program:
+    """All optimization passes (today: CanonicalizeTileSlice); returns a new Program.  The input
+    and the output are verified (``ValueError`` naming the statement): a window out of bounds
+    is rejected before the pass folds it and, as a guard, after."""
+    out = _canonicalize(verify_program(program), options=options, report=report)
+    return verify_program(out)
+
+
+__all__ = ["Options", "canonicalize_tile_slice", "optimize"]
