@@ -134,7 +134,10 @@ def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
 
 def _op_name(op: str) -> str:
     """Registered ops and type elements are stored without ``pl.``; every other call keeps
-    its full spelling (``pl.tile.assemble``, ``pld.tile.remote_store``, ``self.fn``)."""
+    its full spelling (``pl.tile.assemble``, ``self.fn``).  The distributed ops live in their own
+    module (``pld.tile.remote_store``), registered or not."""
+    if op.startswith("pld."):
+        return op
     if op in REGISTRY or op in TYPE_CALLS:
         return f"pl.{op}"
     return op

@@ -28,16 +28,16 @@ independently, one module per namespace: :mod:`.tile`, :mod:`.tensor`, :mod:`.sc
 
 from __future__ import annotations
 
-from . import scalar, tensor, tile  # noqa: F401  (each fills REGISTRY)
+from . import distributed, scalar, system, tensor, tile  # noqa: F401  (each fills REGISTRY)
 from .infer import transpose_axes
 from .meanings import Operands
-from .model import (ACC, LEFT, NO_PATH, REGISTRY, RIGHT, TRANSFERS, VALUE, VEC, FRESH, BoundCall,
-                    Effect, Family, InferFn, Kind, OpDef, OpTypeError, Param, Role, Storage, Window,
-                    bind, classified, dims_agree, infer_type, lookup, operand_role, shape_of,
-                    transfer_error, view_of, writes)
+from .model import (ACC, FRESH, LEFT, NO_PATH, REGISTRY, RIGHT, TRANSFERS, VALUE, VEC, Access,
+                    BoundCall, Effect, Family, InferFn, Kind, OpDef, OpTypeError, Param, Role,
+                    Storage, Window, accumulates, bind, classified, dims_agree, infer_type, lookup,
+                    operand_role, shape_of, transfer_error, view_of, writes)
 
-__all__ = ["ACC", "LEFT", "NO_PATH", "REGISTRY", "RIGHT", "TRANSFERS", "VALUE", "VEC", "FRESH",
-           "BoundCall", "Effect", "Family", "InferFn", "Kind", "OpDef", "OpTypeError", "Operands",
-           "Param", "Role", "Storage", "Window", "bind", "classified", "dims_agree", "infer_type",
-           "lookup", "operand_role", "shape_of", "transfer_error", "transpose_axes", "view_of",
-           "writes"]
+__all__ = ["ACC", "FRESH", "LEFT", "NO_PATH", "REGISTRY", "RIGHT", "TRANSFERS", "VALUE", "VEC",
+           "Access", "BoundCall", "Effect", "Family", "InferFn", "Kind", "OpDef", "OpTypeError",
+           "Operands", "Param", "Role", "Storage", "Window", "accumulates", "bind", "classified",
+           "dims_agree", "infer_type", "lookup", "operand_role", "shape_of", "transfer_error",
+           "transpose_axes", "view_of", "writes"]

@@ -72,6 +72,17 @@ class Kind(Enum):
     DTYPE = "dtype"
     MEMORY = "memory"
     ATTR = "attr"  # anything else (enum, bool, string, dict)
+    #: a runtime object that is neither a tile nor a tensor: a communication context, a window
+    #: buffer pointer, a prefetch context / event / session, a scalar array, a runtime future
+    HANDLE = "handle"
+
+
+class Access(Enum):
+    """What an op does to one operand (PyPTO's per-argument effect)."""
+
+    READ = "read"
+    WRITE = "write"  # overwritten without being read first (a destination)
+    READ_WRITE = "read-write"  # read and written (accumulated into, updated in place)
 
 
 class Storage(Enum):
@@ -159,6 +170,14 @@ class OpDef:
                        bool] | None = None
     #: a scalar op's bounds from its arguments' ``(lo, hi)`` bounds (None: unknown side)
     interval: Callable[[list[tuple[int | None, int | None]]], tuple[int | None, int | None]] | None = None
+    #: operands written besides the one ``effect`` names (a collective's signal matrix, the
+    #: staging tiles a cross-rank transfer passes every chunk through)
+    also_writes: tuple[int, ...] = ()
+    #: written operands that are overwritten without being read first (a store's destination);
+    #: a call that accumulates (``atomic=`` other than none, a notify with ``op=`` AtomicAdd)
+    #: reads its destination (the operand its result names) too.  Every other written operand
+    #: is read and written.
+    overwrites: tuple[int, ...] = ()
 
     # -- derived properties (what passes and rules read)
 
@@ -185,6 +204,23 @@ class OpDef:
     @property
     def writes_back(self) -> bool:
         return self.reuses_arg is not None
+
+    @cached_property
+    def written(self) -> tuple[int, ...]:
+        """Every operand the op writes: the one its result names, then ``also_writes``."""
+        k = self.reuses_arg
+        return ((k,) if k is not None else ()) + tuple(i for i in self.also_writes if i != k)
+
+    def access(self, index: int, kwargs: tuple[tuple[str, Expr], ...] = ()) -> Access | None:
+        """What a call with keyword arguments ``kwargs`` does to operand ``index``; None for an
+        unclassified op (it may read or write any operand)."""
+        if not self.classified:
+            return None
+        if index not in self.written:
+            return Access.READ
+        if index in self.overwrites and not (index == self.reuses_arg and accumulates(kwargs)):
+            return Access.WRITE
+        return Access.READ_WRITE
 
     @property
     def modeled(self) -> bool:
@@ -303,6 +339,19 @@ def tname(t: Type | None) -> str:
     return "nothing" if t is None else type(t).__name__
 
 
+def accumulates(kwargs: tuple[tuple[str, Expr], ...]) -> bool:
+    """Whether a call's keywords make a destination write accumulate into what it holds: an
+    ``atomic=`` mode other than none (``pl.AtomicType.None_`` or 0), or a notify's ``op=``
+    naming an atomic add."""
+    for k, v in kwargs:
+        name = ".".join(v.path) if isinstance(v, Symbol) else None
+        if k == "atomic" and not (const_int(v) == 0 or (name is not None and name.endswith("None_"))):
+            return True
+        if k == "op" and name is not None and "Atomic" in name:
+            return True
+    return False
+
+
 def shape_of(e: Expr, what: str) -> tuple[Expr, ...]:
     if not isinstance(e, ListExpr):
         raise OpTypeError(f"{what} must be a list such as [16, 64]")
@@ -356,7 +405,7 @@ NO_PATH: frozenset[tuple[MemorySpace, MemorySpace]] = frozenset({(MemorySpace.Ma
 REGISTRY: dict[str, OpDef] = {}
 
 _KINDS = {"t": Kind.TILE, "n": Kind.TENSOR, "s": Kind.SHAPE, "o": Kind.INDICES, "i": Kind.INDEX,
-          "x": Kind.SCALAR, "d": Kind.DTYPE, "m": Kind.MEMORY, "a": Kind.ATTR}
+          "x": Kind.SCALAR, "d": Kind.DTYPE, "m": Kind.MEMORY, "a": Kind.ATTR, "h": Kind.HANDLE}
 
 
 def _sig(spec: str) -> tuple[Param, ...]:

@@ -21,13 +21,14 @@ declare("tensor.ci", "start:x shape:s", None, Family.TENSOR, **_T, attrs="dtype 
 declare("tensor.random", "key0:x key1:x counter0:x counter1:x counter2:x counter3:x shape:s", None,
     Family.TENSOR, **_T, attrs="dtype rounds")
 declare("tensor.alloc", "memory_space:m size:i", None, Family.TENSOR, effect=VALUE)
-declare("tensor.create_l1", "", None, Family.TENSOR)
+declare("tensor.create_l1", "shape:s", None, Family.TENSOR)
 declare("tensor.read", "src:n indices:o", infer_read, Family.TENSOR, effect=VALUE)
 declare("tensor.dim", "src:n axis:i", infer_index_scalar, Family.TENSOR, effect=VALUE)
-declare("tensor.write", "src:n indices:o value:x", None, Family.TENSOR, effect=writes(0))
+declare("tensor.write", "src:n indices:o value:x", None, Family.TENSOR, effect=writes(0),
+        overwrites=(0,))
 declare("tensor.assemble", "target:n source:n offset:o", infer_first_tensor, Family.TENSOR,
-    effect=writes(0), attrs="atomic")
-declare("tensor.slice", "src:n shape:s offset:o valid_shape:s", None, Family.TENSOR,
+    effect=writes(0), overwrites=(0,), attrs="atomic")
+declare("tensor.slice", "src:n shape:s offset:o valid_shape:s drop_dims:s", None, Family.TENSOR,
     effect=view_of(0))
 for _n, _spec in (("view", "src:n shape:s valid_shape:s"), ("reshape", "src:n shape:s valid_shape:s"),
                   ("reinterpret_view", "src:n shape:s"),
@@ -37,8 +38,9 @@ for _n, _spec in (("transpose", "src:n axis1:i axis2:i valid_shape:s"), ("concat
                   ("fillpad", "src:n"), ("fillpad_expand", "src:n shape:s"),
                   ("expand_clone", "src:n target:n"), ("expands", "target:n scalar:x"),
                   ("cast", "src:n"), ("matmul", "lhs:n rhs:n"),
-                  ("paged_gather", "src:n"), ("gather", ""), ("gather_mask", "src:n"),
-                  ("gather_compare", "src:n"), ("scatter", ""), ("scatter_mask", ""),
+                  ("paged_gather", "src:n indices:n block_table:n"), ("gather", "input:n index:n"), ("gather_mask", "src:n"),
+                  ("gather_compare", "input:n kvalue:x"), ("scatter", "input:n index:n src:n"),
+                  ("scatter_mask", "input:n dst:n"),
                   ("sort32", "src:n idx:n"), ("mrgsort_format1", "src:n block_len:x"),
                   ("mrgsort_format2", "src0:n src1:n src2:n src3:n"),
                   ("gather_row", "acc:n src:n dst_offset:o src_offset:o shapes:s valid_shape:s")):

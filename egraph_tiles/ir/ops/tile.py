@@ -20,7 +20,8 @@ declare("tile.load", "tensor:n offsets:o shape:s valid_shape:s", infer_load, Fam
     numpy=lambda t, offs, shape: window_of(t, offs, shape))
 for _n in ("store", "tile.store"):
     declare(_n, "tile:t offsets:o output:n shapes:s", infer_store, Family.STORE,
-        effect=writes(2), output_memory=MemorySpace.DDR, attrs="atomic", numpy=store_meaning)
+        effect=writes(2), overwrites=(2,), output_memory=MemorySpace.DDR, attrs="atomic",
+        numpy=store_meaning)
 declare("tile.create", "shape:s dtype:d", infer_create, Family.CREATE,
     output_memory="target_memory", default_target=MemorySpace.Vec, inplace_safe=False,
     attrs="target_memory transpose flat_layout", numpy=lambda args: np.zeros(args["shape"]))
@@ -88,7 +89,8 @@ declare("tile.batch_matmul", "lhs:t rhs:t", infer_batch_matmul, Family.MATMUL, *
     inplace_safe=False)
 declare("tile.batch_matmul_acc", "acc:t lhs:t rhs:t", infer_batch_matmul_acc, Family.MATMUL, **_MM,
     effect=writes(0))
-declare("tile.tget_scale_addr", "dst_scale:t src:t", None, Family.SYSTEM, effect=writes(0))
+declare("tile.tget_scale_addr", "dst_scale:t src:t", None, Family.SYSTEM, effect=writes(0),
+        overwrites=(0,))
 
 # -- broadcasts: col_expand family (lazily materialized subview operands, #1640 / #2010)
 
@@ -181,11 +183,14 @@ for _n, _spec in (("scatter", "dst:t src:t indexes:t"), ("scatter_mask", "dst:t 
                   ("scatter_update", "input:t index:t src:t")):
     declare(f"tile.{_n}", _spec, infer_same_as_first, Family.VECTOR, effect=writes(0),
         output_memory="inherit", attrs="dim")
-declare("tile.gather_row", "dst:t src:n dst_offset:o src_offset:o shapes:s", None, Family.SYSTEM,
-    effect=writes(0), attrs="transpose valid_shape")
-declare("tile.mscatter", "src:t idx:t output:n", None, Family.SYSTEM, effect=writes(2))
-declare("tile.mgather", "mem:n idx:t", None, Family.SYSTEM, inplace_safe=False,
-    attrs="coalesce gather_oob target_memory scratch valid_shape")
+declare("tile.gather_row", "dst:t src:n dst_offset:o src_offset:o shapes:s valid_shape:s", None,
+        Family.SYSTEM, effect=writes(0), attrs="transpose")
+declare("tile.mscatter", "src:t idx:t output:n", None, Family.SYSTEM, effect=writes(2),
+        overwrites=(2,))
+# the scratch tile (when given) is overwritten by the gather
+declare("tile.mgather", "mem:n idx:t scratch:t valid_shape:s", None, Family.SYSTEM,
+        inplace_safe=False, also_writes=(2,), overwrites=(2,),
+        attrs="coalesce gather_oob target_memory")
 declare("tile.read", "src:t indices:o", infer_read, Family.SCALAR, effect=VALUE)
 declare("tile.write", "src:t indices:o value:x", None, Family.SCALAR, effect=writes(0))
 
