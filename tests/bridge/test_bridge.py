@@ -1,0 +1,111 @@
+"""egraph_tiles.pypto: our CanonicalizeTileSlice inside PyPTO's own pipeline.  These tests need
+a PyPTO build and are skipped without one (CI does not build PyPTO); importing egraph_tiles
+never imports PyPTO."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+
+pypto = pytest.importorskip("pypto", reason="needs a PyPTO build")
+pytestmark = pytest.mark.pypto
+
+import pypto.language as pl  # noqa: E402
+from pypto import ir, passes  # noqa: E402
+
+import egraph_tiles as et  # noqa: E402
+from egraph_tiles import pypto as bridge  # noqa: E402
+
+#: an unaligned column window of a Vec tile feeding a vector op (copied by both passes)
+UNALIGNED = textwrap.dedent("""\
+    import pypto.language as pl
+
+
+    @pl.program
+    class K:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+            t: pl.Tile[[16, 64], pl.FP32] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+            w: pl.Tile[[16, 8], pl.FP32] = pl.tile.slice(t, [16, 8], [0, 3])
+            y: pl.Tile[[16, 8], pl.FP32] = pl.tile.muls(w, 2.0)
+            out1: pl.Tensor[[16, 8], pl.FP32] = pl.tile.store(y, [0, 0], out)
+            return out1
+    """)
+
+#: a Mat row block feeding a matmul, with its row offset folded into the Left copy
+MATMUL = textwrap.dedent("""\
+    import pypto.language as pl
+
+
+    @pl.program
+    class K:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[64, 32], pl.BF16], b: pl.Tensor[[32, 32], pl.BF16], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+            am: pl.Tile[[64, 32], pl.BF16] = pl.tile.load(a, [0, 0], [64, 32], target_memory=pl.Mem.Mat)
+            bm: pl.Tile[[32, 32], pl.BF16] = pl.tile.load(b, [0, 0], [32, 32], target_memory=pl.Mem.Mat)
+            rows: pl.Tile[[16, 32], pl.BF16] = pl.tile.slice(am, [16, 32], [16, 0])
+            c: pl.Tile[[16, 32], pl.FP32] = pl.tile.matmul(rows, bm)
+            out1: pl.Tensor[[16, 32], pl.FP32] = pl.tile.store(c, [0, 0], out)
+            return out1
+    """)
+
+
+@pytest.mark.parametrize("text", [UNALIGNED, MATMUL], ids=["unaligned-vec", "mat-matmul"])
+def test_the_output_is_a_pypto_program_its_own_pass_leaves_unchanged(text):
+    out = bridge.optimize_program(pl.parse(text, filename="k.py"))
+    assert "pl.tile.extract(" in ir.python_print(out)
+    ir.assert_structural_equal(passes.canonicalize_tile_slice()(out), out)
+
+
+@pytest.mark.parametrize("text", [UNALIGNED, MATMUL], ids=["unaligned-vec", "mat-matmul"])
+def test_our_pass_agrees_with_pypto_where_it_folds_the_same_windows(text):
+    prog = pl.parse(text, filename="k.py")
+    ir.assert_structural_equal(bridge.canonicalize_tile_slice()(prog),
+                               passes.canonicalize_tile_slice()(prog))
+
+
+def test_the_pass_carries_the_name_and_properties_of_pypto_s():
+    ours, theirs = bridge.canonicalize_tile_slice(), passes.canonicalize_tile_slice()
+    assert ours.get_name() == theirs.get_name() == "CanonicalizeTileSlice"
+    assert ours.get_required_properties() == theirs.get_required_properties()
+    assert ours.get_produced_properties() == theirs.get_produced_properties()
+
+
+def test_a_program_we_reject_raises_our_error_naming_the_rule():
+    # an Acc window at a column offset the hardware cannot address: no copy can fix it
+    text = textwrap.dedent("""\
+        import pypto.language as pl
+
+
+        @pl.program
+        class K:
+            @pl.function(type=pl.FunctionType.InCore)
+            def kernel(self, a: pl.Tensor[[16, 16], pl.BF16], b: pl.Tensor[[16, 64], pl.BF16], out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+                am: pl.Tile[[16, 16], pl.BF16] = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+                bm: pl.Tile[[16, 64], pl.BF16] = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+                c: pl.Tile[[16, 64], pl.FP32] = pl.tile.matmul(am, bm)
+                w: pl.Tile[[16, 8], pl.FP32] = pl.tile.slice(c, [16, 8], [0, 3])
+                out1: pl.Tensor[[16, 8], pl.FP32] = pl.tile.store(w, [0, 0], out)
+                return out1
+        """)
+    with pytest.raises(ValueError, match="Acc") as info:
+        bridge.optimize_program(pl.parse(text, filename="k.py"))
+    assert not isinstance(info.value, bridge.PyptoParseError)
+
+
+def test_the_whole_pipeline_runs_with_our_pass_in_place_of_pypto_s():
+    pipeline = bridge.pipeline()
+    names = pipeline.get_pass_names()
+    from pypto.ir.pass_manager import PassManager
+
+    assert names == PassManager.get_strategy().pass_names
+    prog = pl.parse(UNALIGNED, filename="k.py")
+    ir.assert_structural_equal(bridge.run_pipeline(prog), PassManager.get_strategy().run_passes(prog))
+
+
+def test_the_reader_accepts_what_pypto_prints():
+    prog = pl.parse(MATMUL, filename="k.py")
+    again = et.parse_program(ir.python_print(prog))
+    assert [f.name for f in again.functions] == ["kernel"]
