@@ -341,8 +341,10 @@ class ValueTyping:
             if not _shapes_agree(ann.shape, inferred.shape):
                 raise bad(f"annotated shape {_dims(ann.shape)}, value has shape {_dims(inferred.shape)}")
         if isinstance(ann, TileType) and isinstance(inferred, TileType):
-            if ann.memory is not None and inferred.memory is not None and ann.memory != inferred.memory:
-                raise bad(f"annotated memory {ann.memory.value}, value is in {inferred.memory.value}")
+            # A memory space the annotation names is kept even where the registry would place
+            # the value elsewhere (an accumulator created without target_memory, annotated
+            # Acc): at the input of CanonicalizeTileSlice the annotation is the type PyPTO's IR
+            # holds, and its own pass (and every later one) works from it.
             if ann.memory is None and inferred.memory is not None:
                 ann = replace(ann, memory=inferred.memory)
             if ann.valid_shape is None and inferred.valid_shape is not None \

@@ -1,0 +1,81 @@
+"""What PyPTO's pipeline hands to CanonicalizeTileSlice is read as PyPTO types it at that point:
+a store of a tile whose dtype differs from the tensor's, store offsets of another rank than the
+tensor's, an annotation whose memory space our inference would not choose.  Each program is
+read, verified, optimized, and printed back unchanged in meaning."""
+
+from __future__ import annotations
+
+import pytest
+
+import egraph_tiles as et
+from dslkit import call_ops, kernel
+
+
+def through(params: str, body: str, ret: str) -> tuple[et.ir.Program, str]:
+    prog = et.parse_program(kernel(params, body, ret), filename="pypto.py")
+    et.verify_program(prog)
+    out = et.optimize(prog)
+    printed = et.print_program(out)
+    et.assert_structural_equal(et.parse_program(printed), out)
+    return out, printed
+
+
+def test_an_fp32_tile_stored_into_an_fp16_tensor_is_accepted():
+    # before = after: the conversion happens on the way out, as PyPTO lowers it later
+    _, printed = through(
+        "x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP16]]", """
+        v: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        out1: pl.Tensor[[16, 16], pl.FP16] = pl.tile.store(v, [0, 0], out)
+        return out1""", "pl.Tensor[[16, 16], pl.FP16]")
+    assert "out1: pl.Tensor[[16, 16], pl.FP16] = pl.tile.store(v, [0, 0], out)" in printed
+
+
+def test_store_offsets_of_another_rank_than_the_tensor_are_accepted():
+    # a 2-D tile addressing a 3-D tensor (the tensor's leading axes flattened into rows)
+    _, printed = through(
+        "x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 8, 16], pl.FP32]]", """
+        v: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        out1: pl.Tensor[[2, 8, 16], pl.FP32] = pl.tile.store(v, [0, 0], out)
+        return out1""", "pl.Tensor[[2, 8, 16], pl.FP32]")
+    assert "pl.tile.store(v, [0, 0], out)" in printed
+
+
+def test_the_nd_partition_shape_of_a_store_is_its_fourth_operand():
+    # before = after: FlattenTileNdTo2D's partition [1, 16, 16] of a [2, 16, 16] tensor
+    _, printed = through(
+        "x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]", """
+        v: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        out1: pl.Tensor[[2, 16, 16], pl.FP32] = pl.tile.store(v, [1, 0, 0], out, [1, 16, 16])
+        return out1""", "pl.Tensor[[2, 16, 16], pl.FP32]")
+    assert "pl.tile.store(v, [1, 0, 0], out, [1, 16, 16])" in printed
+
+
+def test_an_acc_annotation_is_the_type_the_program_holds():
+    # an accumulator created without target_memory, annotated Acc: its window is an Acc window
+    # (copied into Vec for the vector op), not a Vec view
+    out, printed = through(
+        "a: pl.Tensor[[16, 16], pl.BF16], b: pl.Tensor[[16, 64], pl.BF16], "
+        "out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+        am: pl.Tile[[16, 16], pl.BF16] = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        bm: pl.Tile[[16, 64], pl.BF16] = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+        acc: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.create([16, 64], dtype=pl.FP32)
+        acc_1: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc, am, bm)
+        w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.slice(acc_1, [16, 16], [0, 16])
+        out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(w, [0, 0], out)
+        return out1""", "pl.Tensor[[16, 16], pl.FP32]")
+    assert "acc: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.create(" in printed
+    assert call_ops(out)[:4] == ["tile.load", "tile.load", "tile.create", "tile.matmul_acc"]
+
+
+@pytest.mark.parametrize("line, rule", [
+    # what PyPTO rejects too keeps its rule in the message
+    ("out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(v, [0, 0], out, [16, 16], [16, 16])",
+     "at most 4 positional arguments"),
+    ("out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(v, [0, 0], v)", "writes into a tensor"),
+])
+def test_what_stays_rejected_names_the_rule(line, rule):
+    text = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]",
+                  "v: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], "
+                  f"target_memory=pl.Mem.Vec)\n{line}\nreturn out1", "pl.Tensor[[16, 16], pl.FP32]")
+    with pytest.raises(et.DslError, match=rule):
+        et.parse_program(text)
