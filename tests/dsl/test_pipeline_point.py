@@ -67,10 +67,20 @@ def test_an_acc_annotation_is_the_type_the_program_holds():
     assert call_ops(out)[:4] == ["tile.load", "tile.load", "tile.create", "tile.matmul_acc"]
 
 
+def test_a_store_whose_partition_was_appended_twice_is_accepted():
+    # before = after: FlattenTileNdTo2D appends the partition to a store that already had one
+    _, printed = through(
+        "x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[2, 16, 16], pl.FP32]]", """
+        v: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        out1: pl.Tensor[[2, 16, 16], pl.FP32] = pl.tile.store(v, [1, 0, 0], out, [1, 16, 16], [1, 16, 16])
+        return out1""", "pl.Tensor[[2, 16, 16], pl.FP32]")
+    assert "pl.tile.store(v, [1, 0, 0], out, [1, 16, 16], [1, 16, 16])" in printed
+
+
 @pytest.mark.parametrize("line, rule", [
     # what PyPTO rejects too keeps its rule in the message
-    ("out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(v, [0, 0], out, [16, 16], [16, 16])",
-     "at most 4 positional arguments"),
+    ("out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(v, [0, 0], out, [16, 16], [16, 16], [1])",
+     "at most 5 positional arguments"),
     ("out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(v, [0, 0], v)", "writes into a tensor"),
 ])
 def test_what_stays_rejected_names_the_rule(line, rule):

@@ -18,8 +18,10 @@ declare("tile.load", "tensor:n offsets:o shape:s valid_shape:s", infer_load, Fam
     output_memory="target_memory", default_target=MemorySpace.Vec, inplace_safe=False,
     window=Window("tensor", "offsets", "shape"), attrs="target_memory clamp",
     numpy=lambda t, offs, shape: window_of(t, offs, shape))
+# ``shapes``: the ND partition FlattenTileNdTo2D adds for an N-D tensor; a store that already
+# carried one gets it appended once more (``partition``, the fifth operand PyPTO's IR then holds)
 for _n in ("store", "tile.store"):
-    declare(_n, "tile:t offsets:o output:n shapes:s", infer_store, Family.STORE,
+    declare(_n, "tile:t offsets:o output:n shapes:s partition:s", infer_store, Family.STORE,
         effect=writes(2), overwrites=(2,), output_memory=MemorySpace.DDR, attrs="atomic",
         numpy=store_meaning)
 declare("tile.create", "shape:s dtype:d", infer_create, Family.CREATE,
