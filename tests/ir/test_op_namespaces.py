@@ -61,9 +61,9 @@ R, W, RW = Access.READ, Access.WRITE, Access.READ_WRITE
 
 @pytest.mark.parametrize("name, kwargs, accesses", [
     # tiles: a store overwrites its tensor, an atomic one accumulates into it
-    ("tile.store", {}, (R, R, W, R)),
-    ("tile.store", {"atomic": Symbol(("AtomicType", "Add"))}, (R, R, RW, R)),
-    ("tile.store", {"atomic": Symbol(("AtomicType", "None_"))}, (R, R, W, R)),
+    ("tile.store", {}, (R, R, W, R, R)),
+    ("tile.store", {"atomic": Symbol(("AtomicType", "Add"))}, (R, R, RW, R, R)),
+    ("tile.store", {"atomic": Symbol(("AtomicType", "None_"))}, (R, R, W, R, R)),
     ("tile.matmul_acc", {}, (RW, R, R, R)),
     ("tile.mgather", {}, (R, R, W, R)),  # the scratch tile
     # collectives: the window-bound target and the signal matrix
