@@ -9,7 +9,10 @@ An entry (:class:`OpDef`) states
 * its **result-type rule** (``infer``; ``None``: the type comes from the annotation);
 * its **memory effect** (:class:`Effect`): a fresh buffer, a view of operand ``k``, a write into
   operand ``k`` (the result names that operand's storage), or a scalar — or ``None`` when the
-  op's writes are unknown (*unclassified*, like an op that is not registered at all);
+  op's writes are unknown (*unclassified*, like an op that is not registered at all); with
+  ``also_writes`` (other operands written: a collective's signal matrix, a transfer's staging
+  tiles) and ``overwrites`` it gives each operand's :class:`Access` (read, written, or both:
+  :meth:`OpDef.access`);
 * its **window operands** (:class:`Window`: which source it reads at which offsets and extent),
   checked in bounds by the verifier and the simulators;
 * its **numpy meaning** (``numpy``), which the simulators apply; ``None``: not modelled (the
