@@ -89,3 +89,30 @@ def test_what_stays_rejected_names_the_rule(line, rule):
                   f"target_memory=pl.Mem.Vec)\n{line}\nreturn out1", "pl.Tensor[[16, 16], pl.FP32]")
     with pytest.raises(et.DslError, match=rule):
         et.parse_program(text)
+
+
+def test_an_nd_load_annotated_with_its_nd_shape_is_accepted():
+    # before = after: a 3-D Mat load FlattenTileNdTo2D leaves 3-D (the registry types a load
+    # flattened to [32, 64]; the annotation keeps [2, 16, 64], and it is the type kept)
+    out, printed = through(
+        "x: pl.Tensor[[2, 16, 64], pl.BF16], out: pl.Out[pl.Tensor[[16, 64], pl.BF16]]", """
+        m: pl.Tile[[2, 16, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(x, [0, 0, 0], [2, 16, 64], target_memory=pl.Mem.Mat)
+        return out""", "pl.Tensor[[16, 64], pl.BF16]")
+    assert "m: pl.Tile[[2, 16, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(" in printed
+
+
+def test_an_if_joining_values_of_different_memory_spaces_is_accepted():
+    # before = after: memory-space inference (later in PyPTO's pipeline) inserts the move
+    _, printed = through(
+        "a: pl.Tensor[[16, 16], pl.BF16], flag: pl.Scalar[pl.INDEX], "
+        "out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+        am: pl.Tile[[16, 16], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+        c: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(am, am)
+        z: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)
+        if flag < 1:
+            r: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.yield_(c)
+        else:
+            r: pl.Tile[[16, 16], pl.FP32, pl.Mem.Acc] = pl.yield_(z)
+        out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(r, [0, 0], out)
+        return out1""", "pl.Tensor[[16, 16], pl.FP32]")
+    assert "pl.yield_(z)" in printed

@@ -36,11 +36,12 @@ from .infer import transpose_axes
 from .meanings import Operands
 from .model import (ACC, FRESH, LEFT, NO_PATH, REGISTRY, RIGHT, TRANSFERS, VALUE, VEC, Access,
                     BoundCall, Effect, Family, InferFn, Kind, OpDef, OpTypeError, Param, Role,
-                    Storage, Window, accumulates, bind, classified, dims_agree, infer_type, lookup,
+                    Storage, Window, accumulates, bind, classified, dims_agree, dims_agree_flattened,
+                    infer_type, lookup,
                     operand_role, shape_of, transfer_error, view_of, writes)
 
 __all__ = ["ACC", "FRESH", "LEFT", "NO_PATH", "REGISTRY", "RIGHT", "TRANSFERS", "VALUE", "VEC",
            "Access", "BoundCall", "Effect", "Family", "InferFn", "Kind", "OpDef", "OpTypeError",
            "Operands", "Param", "Role", "Storage", "Window", "accumulates", "bind", "classified",
-           "dims_agree", "infer_type", "lookup", "operand_role", "shape_of", "transfer_error",
+           "dims_agree", "dims_agree_flattened", "infer_type", "lookup", "operand_role", "shape_of", "transfer_error",
            "transpose_axes", "view_of", "writes"]

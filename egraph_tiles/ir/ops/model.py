@@ -369,6 +369,21 @@ def dims_agree(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
     return True
 
 
+def dims_agree_flattened(a: tuple[Expr, ...], b: tuple[Expr, ...]) -> bool:
+    """:func:`dims_agree`, or one side the other flattened to 2-D (leading dims merged into
+    rows): PyPTO's FlattenTileNdTo2D annotates an N-D value flattened, and leaves some N-D (a
+    batch matmul's Mat operand) annotated N-D where the registry types the load flattened."""
+    if dims_agree(a, b):
+        return True
+    if len(b) == 2 and len(a) > 2:
+        a, b = b, a
+    if len(a) != 2 or len(b) <= 2 or not dims_agree(a[1:], b[-1:]):
+        return False
+    lead = [const_int(d) for d in b[:-1]]
+    rows = const_int(a[0])
+    return rows is None or None in lead or rows == prod(tuple(lead))  # type: ignore[arg-type]
+
+
 def prod(xs: tuple[int, ...]) -> int:
     p = 1
     for x in xs:
