@@ -74,7 +74,8 @@ def test_the_pass_carries_the_name_and_properties_of_pypto_s():
 
 
 def test_a_program_we_reject_raises_our_error_naming_the_rule():
-    # an Acc window at a column offset the hardware cannot address: no copy can fix it
+    # a matmul accumulating into rows 16..31 of a [32, 32] Acc tile: a strided window of the
+    # accumulator the hardware cannot write, and no copy could take the write
     text = textwrap.dedent("""\
         import pypto.language as pl
 
@@ -82,17 +83,22 @@ def test_a_program_we_reject_raises_our_error_naming_the_rule():
         @pl.program
         class K:
             @pl.function(type=pl.FunctionType.InCore)
-            def kernel(self, a: pl.Tensor[[16, 16], pl.BF16], b: pl.Tensor[[16, 64], pl.BF16], out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
-                am: pl.Tile[[16, 16], pl.BF16] = pl.tile.load(a, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
-                bm: pl.Tile[[16, 64], pl.BF16] = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
-                c: pl.Tile[[16, 64], pl.FP32] = pl.tile.matmul(am, bm)
-                w: pl.Tile[[16, 8], pl.FP32] = pl.tile.slice(c, [16, 8], [0, 3])
-                out1: pl.Tensor[[16, 8], pl.FP32] = pl.tile.store(w, [0, 0], out)
+            def kernel(self, a: pl.Tensor[[16, 64], pl.FP16], b: pl.Tensor[[64, 32], pl.FP16], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+                am: pl.Tile[[16, 64], pl.FP16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+                bm: pl.Tile[[64, 32], pl.FP16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 32], target_memory=pl.Mem.Mat)
+                al: pl.Tile[[16, 64], pl.FP16, pl.Mem.Left] = pl.tile.move(am, target_memory=pl.Mem.Left)
+                br: pl.Tile[[64, 32], pl.FP16, pl.Mem.Right] = pl.tile.move(bm, target_memory=pl.Mem.Right)
+                acc: pl.Tile[[32, 32], pl.FP32, pl.Mem.Acc] = pl.tile.create([32, 32], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+                win: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.slice(acc, [16, 32], [16, 0])
+                acc_1: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(win, al, br)
+                out1: pl.Tensor[[32, 32], pl.FP32] = pl.tile.store(acc_1, [0, 0], out)
                 return out1
         """)
     with pytest.raises(ValueError, match="Acc") as info:
         bridge.optimize_program(pl.parse(text, filename="k.py"))
     assert not isinstance(info.value, bridge.PyptoParseError)
+    with pytest.raises(ValueError):  # PyPTO rejects it too
+        passes.canonicalize_tile_slice()(pl.parse(text, filename="k.py"))
 
 
 def test_the_whole_pipeline_runs_with_our_pass_in_place_of_pypto_s():
