@@ -41,7 +41,7 @@ def optimize_program(program: Any, *, options: Options | None = None,
     """``program`` (a ``pypto.ir.Program``) optimized by egraph_tiles' CanonicalizeTileSlice."""
     text = python_print(program)
     ours = optimize(parse_program(text, filename=filename), options=options)
-    printed = print_program(ours)
+    printed = print_program(ours, rebind=True)
     try:
         return pl.parse(printed, filename=filename)
     except Exception as e:  # noqa: BLE001  (PyPTO raises several of its own kinds)

@@ -116,3 +116,33 @@ def test_an_if_joining_values_of_different_memory_spaces_is_accepted():
         out1: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(r, [0, 0], out)
         return out1""", "pl.Tensor[[16, 16], pl.FP32]")
     assert "pl.yield_(z)" in printed
+
+
+def test_rebind_prints_a_replaced_variable_under_its_name_as_pypto_does():
+    # out = store(t, ..., out): the result replaces the parameter, never read after it
+    text = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
+        v: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        w: pl.Tile[[16, 16], pl.FP32] = pl.tile.muls(v, 2.0)
+        v: pl.Tile[[16, 16], pl.FP32] = pl.tile.adds(v, 1.0)
+        out = pl.tile.store(w, [0, 0], out)
+        return out""", "pl.Tensor[[16, 16], pl.FP32]")
+    prog = et.parse_program(text)
+    printed = et.print_program(prog, rebind=True)
+    assert "out: pl.Tensor[[16, 16], pl.FP32] = pl.tile.store(w, [0, 0], out)" in printed
+    assert "v_1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(v, 1.0)" not in printed
+    assert "v: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.adds(v, 1.0)" in printed
+    et.assert_structural_equal(et.parse_program(printed), prog)
+    assert "out_1" in et.print_program(prog)  # by default every variable has its own name
+
+
+def test_rebind_keeps_a_fresh_name_while_the_replaced_variable_is_still_read():
+    text = kernel("x: pl.Tensor[[16, 16], pl.FP32]", """
+        v: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
+        w: pl.Tile[[16, 16], pl.FP32] = pl.tile.muls(v, 2.0)
+        w: pl.Tile[[16, 16], pl.FP32] = pl.tile.add(w, v)
+        z: pl.Tile[[16, 16], pl.FP32] = pl.tile.add(v, w)
+        return x""", "pl.Tensor[[16, 16], pl.FP32]")
+    prog = et.parse_program(text)
+    printed = et.print_program(prog, rebind=True)
+    assert "w: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.add(w, v)" in printed
+    et.assert_structural_equal(et.parse_program(printed), prog)
