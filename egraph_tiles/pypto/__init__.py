@@ -15,6 +15,7 @@ build); ``import egraph_tiles`` never does.  Three entry points:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pypto.language as pl
@@ -23,6 +24,9 @@ from pypto.ir import python_print
 from pypto.ir.pass_manager import OptimizationStrategy, PassManager
 
 from .. import optimize, parse_program, print_program
+from ..ir.exprs import Call
+from ..ir.mutator import Mutated, StmtMutator, replaced
+from ..ir.stmts import AssignStmt, Program
 from ..passes.canonicalize import Options
 
 #: the name of the pass ours replaces in PyPTO's pipeline
@@ -36,12 +40,31 @@ class PyptoParseError(ValueError):
     program)."""
 
 
+class _OneStorePartition(StmtMutator):
+    """A store whose ND partition was appended twice (the fifth operand PyPTO's IR holds after
+    FlattenTileNdTo2D, equal to the fourth) with it once: PyPTO's parser takes at most four
+    operands, and its code generator reads only the fourth."""
+
+    def visit_AssignStmt(self, s: AssignStmt) -> Mutated:
+        v = s.value
+        if isinstance(v, Call) and v.op == "tile.store" and len(v.args) == 5 and v.args[3] == v.args[4]:
+            return replaced(s, value=replace(v, args=v.args[:4]))
+        return s
+
+
+def pypto_text(program: Program) -> str:
+    """Our ``program`` printed for PyPTO's parser: a variable that replaces another one never
+    read after it keeps its name, as PyPTO names them, and a store carries its partition once."""
+    fns = [replace(f, body=_OneStorePartition().mutate_body(f.body)) for f in program.functions]
+    return print_program(replace(program, functions=fns), rebind=True)
+
+
 def optimize_program(program: Any, *, options: Options | None = None,
                      filename: str = "<pypto program>") -> Any:
     """``program`` (a ``pypto.ir.Program``) optimized by egraph_tiles' CanonicalizeTileSlice."""
     text = python_print(program)
     ours = optimize(parse_program(text, filename=filename), options=options)
-    printed = print_program(ours, rebind=True)
+    printed = pypto_text(ours)
     try:
         return pl.parse(printed, filename=filename)
     except Exception as e:  # noqa: BLE001  (PyPTO raises several of its own kinds)
@@ -83,4 +106,4 @@ def run_pipeline(program: Any, options: Options | None = None,
 
 
 __all__ = ["PASS_NAME", "PyptoParseError", "canonicalize_tile_slice", "optimize_program",
-           "pipeline", "run_pipeline"]
+           "pipeline", "pypto_text", "run_pipeline"]

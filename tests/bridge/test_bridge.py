@@ -115,3 +115,22 @@ def test_the_reader_accepts_what_pypto_prints():
     prog = pl.parse(MATMUL, filename="k.py")
     again = et.parse_program(ir.python_print(prog))
     assert [f.name for f in again.functions] == ["kernel"]
+
+
+def test_a_store_with_its_partition_twice_is_printed_once_for_pypto():
+    # FlattenTileNdTo2D's doubled partition: PyPTO's parser takes it once (codegen reads one)
+    text = textwrap.dedent("""\
+        import pypto.language as pl
+
+
+        @pl.program
+        class K:
+            @pl.function(type=pl.FunctionType.InCore)
+            def kernel(self, x: pl.Tensor[[16, 64], pl.FP16], out: pl.Out[pl.Tensor[[1, 16, 64], pl.FP16]]) -> pl.Tensor[[1, 16, 64], pl.FP16]:
+                t: pl.Tile[[16, 64], pl.FP16, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+                out = pl.tile.store(t, [0, 0, 0], out, [1, 16, 64], [1, 16, 64])
+                return out
+        """)
+    printed = bridge.pypto_text(et.optimize(et.parse_program(text)))
+    assert "out: pl.Tensor[[1, 16, 64], pl.FP16] = pl.tile.store(t, [0, 0, 0], out, [1, 16, 64])" in printed
+    pl.parse(printed, filename="k.py")
