@@ -142,10 +142,10 @@ def test_explain_shows_the_row_stride_proof_for_a_dynamic_row_offset(tmp_path):
 OPAQUE_USE = kernel("x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]", """
 v = pl.tile.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Vec)
 q = pl.tile.slice(v, [16, 8], [0, 8])
-pld.tile.remote_store(q, out)
+pld.tile.remote_scatter(q, out)
 """)
 
 
 def test_explain_says_an_opaque_operand_belongs_to_an_unclassified_op(tmp_path):
-    assert ("q as pld.tile.remote_store operand 0 (unclassified op: it may write its operand): view"
+    assert ("q as pld.tile.remote_scatter operand 0 (unclassified op: it may write its operand): view"
             in explain(tmp_path, OPAQUE_USE))

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 import difflib
-import math
 from dataclasses import replace
 
 from ..ir.exprs import (static_type, BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg,
                         StrConst, Symbol, TupleItem, VarRef, const_int)
 from ..ir.format import format_expr
-from ..ir.ops import REGISTRY, OpTypeError, bind, dims_agree, infer_type
+from ..ir.ops import REGISTRY, OpTypeError, bind, dims_agree_flattened, infer_type
 from ..ir.types import (DType, MemorySpace, MemRef, OpaqueType, ScalarType, TensorType, TileType,
                         TupleType, Type, UnknownType)
 from .errors import DslError
@@ -346,29 +345,19 @@ class ValueTyping:
         if isinstance(ann, (TileType, TensorType)) and isinstance(inferred, (TileType, TensorType)):
             if ann.dtype != inferred.dtype:
                 raise bad(f"annotated dtype {ann.dtype.name}, value has {inferred.dtype.name}")
-            if not _shapes_agree(ann.shape, inferred.shape):
+            if not dims_agree_flattened(ann.shape, inferred.shape):
                 raise bad(f"annotated shape {_dims(ann.shape)}, value has shape {_dims(inferred.shape)}")
         if isinstance(ann, TileType) and isinstance(inferred, TileType):
-            if ann.memory is not None and inferred.memory is not None and ann.memory != inferred.memory:
-                raise bad(f"annotated memory {ann.memory.value}, value is in {inferred.memory.value}")
+            # A memory space the annotation names is kept even where the registry would place
+            # the value elsewhere (an accumulator created without target_memory, annotated
+            # Acc): at the input of CanonicalizeTileSlice the annotation is the type PyPTO's IR
+            # holds, and its own pass (and every later one) works from it.
             if ann.memory is None and inferred.memory is not None:
                 ann = replace(ann, memory=inferred.memory)
             if ann.valid_shape is None and inferred.valid_shape is not None \
                     and len(inferred.valid_shape) == len(ann.shape):
                 ann = replace(ann, valid_shape=inferred.valid_shape)
         return ann
-
-
-def _shapes_agree(ann: tuple[Expr, ...], inferred: tuple[Expr, ...]) -> bool:
-    """The registry's agreement, or an N-D value annotated flattened to 2-D (leading dims
-    merged into rows, as PyPTO's FlattenTileNdTo2D prints it)."""
-    if dims_agree(ann, inferred):
-        return True
-    if len(ann) != 2 or len(inferred) <= 2 or not dims_agree(ann[1:], inferred[-1:]):
-        return False
-    lead = [const_int(d) for d in inferred[:-1]]
-    rows = const_int(ann[0])
-    return rows is None or None in lead or rows == math.prod(lead)  # type: ignore[arg-type]
 
 
 def _dims(shape: tuple[Expr, ...]) -> str:

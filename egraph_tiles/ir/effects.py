@@ -7,8 +7,9 @@
   result of a write-back op (``reuses_arg``), a loop carry (iter-arg <- initializer, iter-arg <-
   the trailing yield, result <- iter-arg) and an ``if`` result (<- each arm's yield).  Their
   union gives the storage classes.
-* **Writes**: every operand written (registry ``reuses_arg``, positional or keyword) and every
-  tile operand of an opaque call (it may write any of them), at its program point.
+* **Writes**: every operand written (registry ``reuses_arg`` and ``also_writes``, positional or
+  keyword) and every tile operand of an opaque call (it may write any of them), at its program
+  point.
 * **Calls of the program's own functions** (``self.f(...)``) read the callee's
   :class:`CallSummary` (:func:`call_summaries`, computed once per program, bottom-up): the
   call's result (and each element of a returned tuple, through ``pair[k]``) gets a ``CALL``
@@ -51,6 +52,13 @@ def op_effect(name: str) -> ops.Effect | None:
     unclassified op, which may write every operand."""
     op = ops.lookup(name)
     return None if op is None else op.effect
+
+
+def also_written(name: str) -> tuple[int, ...]:
+    """The operands op ``name`` writes besides the one its result names (registry
+    ``also_writes``)."""
+    op = ops.lookup(name)
+    return () if op is None else op.also_writes
 
 
 def operand_index(call: Call, keyword: str) -> int | str:
@@ -398,6 +406,8 @@ class _Builder:
                 info = (False, eff.of, _WRITEBACK)
             elif eff.of is not None and eff.storage is ops.Storage.VIEW:
                 info = (False, eff.of, Share.SLICE if op == "tile.slice" else Share.VIEW)
+            elif also_written(op):  # (writes operands, but its result names none of them)
+                info = (False, None, None)
             else:
                 info = _INERT
             self._ops[op] = info
@@ -416,6 +426,10 @@ class _Builder:
                 if isinstance(a, VarRef) and isinstance(a.var.type, TileType):
                     self.fx.writes.append(Write(s, p, a.var, call.op, k, True))
             return
+        for k in also_written(call.op):  # (a collective's signal, a transfer's staging tiles)
+            w = operand(call, k)
+            if w is not None:
+                self.fx.writes.append(Write(s, p, w, call.op, k, False))
         if of is None:
             return
         args = call.args

@@ -12,11 +12,11 @@ from __future__ import annotations
 import keyword
 
 from .exprs import (BinOp, Call, Compare, Const, DictExpr, DynDim, Expr, ListExpr, Neg, StrConst,
-                        Symbol, TupleItem, Var, VarRef, as_expr, const_int)
+                    Symbol, TupleItem, Var, VarRef, as_expr, const_int, var_reads)
 from .ops import REGISTRY
 from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
-                        Param, Program, ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt,
-                        child_bodies, defined_vars)
+                    Param, Program, ReturnStmt, ScopeStmt, Stmt, WhileStmt, YieldStmt,
+                    child_bodies, defined_vars, stmt_exprs)
 from .types import (TYPE_CALLS, MemRef, OpaqueType, ScalarType, TensorType, TileType, TupleType,
                     Type, UnknownType)
 
@@ -63,11 +63,23 @@ class Names:
         self._by_id[id(v)] = name
         return name
 
+    def rebind(self, v: Var, holder: Var) -> None:
+        """Give ``v`` the name ``holder`` has (``holder`` is never read after ``v`` is bound)."""
+        self._by_id[id(v)] = self._by_id[id(holder)]
+
     @classmethod
-    def for_function(cls, f: Function, reserved: set[str] | None = None) -> "Names":
+    def for_function(cls, f: Function, reserved: set[str] | None = None,
+                     rebind: bool = False) -> "Names":
+        """Names for ``f``'s variables.  With ``rebind``, a variable takes the name of the one
+        it replaces (``out = pl.tile.store(t, [0, 0], out)``) when the replaced one is never
+        read after it (textually: the same reading then in our reader and in PyPTO's, whose IR
+        keeps one variable per name where we keep SSA values)."""
         names = cls(reserved)
         for p in f.params:
             names(p.var)
+        if rebind:
+            names._rebinding(f)
+            return names
 
         def visit(body: list[Stmt]) -> None:
             for s in body:
@@ -83,6 +95,46 @@ class Names:
 
         visit(f.body)
         return names
+
+    def _rebinding(self, f: Function) -> None:
+        """Name every variable of ``f`` in program order; the target of an assignment takes the
+        name of the variable it replaces where that one is never read after it."""
+        last: dict[int, int] = {}  # id(var) -> the last position (statement number) reading it
+        order: list[tuple[int, Var, bool]] = []  # (position, var, an assignment's target)
+        at = 0
+
+        def visit(body: list[Stmt]) -> None:
+            nonlocal at
+            for s in body:
+                at += 1
+                here = at
+                ret = getattr(s, "return_vars", [])
+                dv = [v for v in defined_vars(s) if all(v is not r for r in ret)]
+                for e in stmt_exprs(s):
+                    for r in var_reads(e):
+                        last[id(r)] = here
+                for v in dv:  # a shape naming a scalar variable reads it
+                    t = v.type
+                    for d in (*getattr(t, "shape", ()), *(getattr(t, "valid_shape", None) or ())):
+                        for r in var_reads(d):
+                            last[id(r)] = here
+                    order.append((here, v, isinstance(s, AssignStmt)))
+                for b in child_bodies(s):
+                    visit(b)
+                for v in ret:
+                    order.append((at, v, False))
+
+        visit(f.body)
+        holder: dict[str, Var] = {self._by_id[id(p.var)]: p.var for p in f.params}
+        for here, v, target in order:
+            if id(v) in self._by_id:
+                continue
+            old = holder.get(v.name) if target and isinstance(v.name, str) else None
+            if old is not None and last.get(id(old), 0) <= here:
+                self.rebind(v, old)
+            else:
+                self(v)
+            holder[self._by_id[id(v)]] = v
 
 
 # ---------------------------------------------------------------- expressions
@@ -134,7 +186,10 @@ def format_expr(e: Expr, names: Names | None = None, prec: int = 0) -> str:
 
 def _op_name(op: str) -> str:
     """Registered ops and type elements are stored without ``pl.``; every other call keeps
-    its full spelling (``pl.tile.assemble``, ``pld.tile.remote_store``, ``self.fn``)."""
+    its full spelling (``pl.tile.assemble``, ``self.fn``).  The distributed ops live in their own
+    module (``pld.tile.remote_store``), registered or not."""
+    if op.startswith("pld."):
+        return op
     if op in REGISTRY or op in TYPE_CALLS:
         return f"pl.{op}"
     return op
@@ -315,8 +370,9 @@ def format_function(f: Function, depth: int = 1) -> list[str]:
     return _function_lines(f, set(), depth)[0]
 
 
-def _function_lines(f: Function, reserved: set[str], depth: int = 1) -> tuple[list[str], Names]:
-    nm = Names.for_function(f, reserved)
+def _function_lines(f: Function, reserved: set[str], depth: int = 1,
+                    rebind: bool = False) -> tuple[list[str], Names]:
+    nm = Names.for_function(f, reserved, rebind)
     ind = _IND * depth
     kws = [f"type=pl.FunctionType.{f.func_type.value}"]
     kws += [f"{k}={format_expr(v, nm)}" for k, v in f.decorator_kwargs]
@@ -338,8 +394,10 @@ def _function_lines(f: Function, reserved: set[str], depth: int = 1) -> tuple[li
     return lines, nm
 
 
-def print_program(prog: Program) -> str:
-    """Canonical DSL text of a program."""
+def print_program(prog: Program, *, rebind: bool = False) -> str:
+    """Canonical DSL text of a program.  ``rebind``: a variable that replaces another one never
+    read after it takes its name, as PyPTO's printer names them (``out = pl.tile.store(t,
+    [0, 0], out)``); by default every variable has a name of its own."""
     dyn: set[str] = set()
     body = ["@pl.program", f"class {prog.name}:"]
     if not prog.functions:
@@ -347,10 +405,10 @@ def print_program(prog: Program) -> str:
     for i, f in enumerate(prog.functions):
         if i:
             body.append("")
-        lines, nm = _function_lines(f, set())
+        lines, nm = _function_lines(f, set(), rebind=rebind)
         clash = nm.dynamic & set(nm.assigned())
         if clash:  # a local named like a dynamic dimension it reads: rename the local
-            lines, nm = _function_lines(f, clash)
+            lines, nm = _function_lines(f, clash, rebind=rebind)
         dyn |= nm.dynamic
         body += lines
     text = "\n".join(body)

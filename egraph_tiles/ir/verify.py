@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 from .exprs import (static_type, BinOp, Call, Compare, Expr, Neg, Var, VarRef, const_int,
                     free_vars)
 from .format import Names, format_expr, format_stmt
-from .ops import REGISTRY, dims_agree, OpTypeError, bind, infer_type
+from .ops import REGISTRY, dims_agree, dims_agree_flattened, OpTypeError, bind, infer_type
 from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt)
 from .types import ScalarType, TensorType, TileType, TupleType, Type, UnknownType
@@ -191,28 +191,31 @@ class _Verifier:
             raise self.fail(s, f"{len(iter_args)} carried variable(s) but {len(inits)} init value(s)")
         if len(rets) != len(iter_args):
             raise self.fail(s, f"{len(iter_args)} carried variable(s) but {len(rets)} result(s)")
+        # (memory spaces may differ at this pipeline point: see ``assign``)
         for v, e in zip(iter_args, inits):
             self.same(s, v.type, self.type_of(e),
-                      lambda: f"carry {self.names(v)!r} vs its init value")
+                      lambda: f"carry {self.names(v)!r} vs its init value", memory=False)
         for v, r in zip(iter_args, rets):
             self.same(s, v.type, r.type,
-                      lambda: f"carry {self.names(v)!r} vs result {self.names(r)!r}")
+                      lambda: f"carry {self.names(v)!r} vs result {self.names(r)!r}", memory=False)
 
     def yield_types(self, y: YieldStmt | None, targets: list[Var]) -> None:
         if y is None:
             return
         for v, e in zip(targets, y.values):
             self.same(y, v.type, self.type_of(e),
-                      lambda: f"yielded value for {self.names(v)!r}")
+                      lambda: f"yielded value for {self.names(v)!r}", memory=False)
 
     # -- types
 
     def type_of(self, e: Expr) -> Type | None:
         return static_type(e)
 
-    def same(self, s: Stmt | None, a: Type | None, b: Type | None, what: Callable[[], str]
-             ) -> None:
-        """Check that ``a`` and ``b`` agree; ``what()`` names the pair in the message."""
+    def same(self, s: Stmt | None, a: Type | None, b: Type | None, what: Callable[[], str],
+             memory: bool = True, flattened: bool = False) -> None:
+        """Check that ``a`` and ``b`` agree (their memory spaces too unless ``memory`` is
+        false; with ``flattened``, one shape may be the other flattened to 2-D);
+        ``what()`` names the pair in the message."""
         if a is None or b is None or isinstance(a, UnknownType) or isinstance(b, UnknownType):
             return
         if isinstance(a, ScalarType) and isinstance(b, ScalarType):
@@ -225,9 +228,9 @@ class _Verifier:
             assert isinstance(b, (TileType, TensorType))
             if a.dtype != b.dtype:
                 raise self.fail(s, f"{what()}: dtype {a.dtype.name} vs {b.dtype.name}")
-            if not dims_agree(a.shape, b.shape):
+            if not (dims_agree_flattened if flattened else dims_agree)(a.shape, b.shape):
                 raise self.fail(s, f"{what()}: shape {_dims(a.shape)} vs {_dims(b.shape)}")
-        if isinstance(a, TileType) and isinstance(b, TileType):
+        if memory and isinstance(a, TileType) and isinstance(b, TileType):
             if a.memory and b.memory and a.memory != b.memory:
                 raise self.fail(s, f"{what()}: memory {a.memory.value} vs {b.memory.value}")
 
@@ -325,7 +328,11 @@ class _Verifier:
         if isinstance(v, Call):
             inferred = self.call_type(s, v)
             if inferred is not None:
-                self.same(s, t, inferred, lambda: self.declared(s))
+                # the declared memory space is the one PyPTO's IR holds at this pipeline point
+                # (its memory-space inference runs later and inserts the moves), even where the
+                # registry's default differs (an accumulator created without target_memory,
+                # declared in Acc) or an if / loop joins values of different spaces
+                self.same(s, t, inferred, lambda: self.declared(s), memory=False, flattened=True)
             return
         if isinstance(v, (BinOp, Neg, Compare)):
             for x in free_vars(v):

@@ -389,8 +389,13 @@ def test_statement_typo_of_a_registered_op_is_rejected_with_a_hint():
 
 
 def test_pld_and_self_calls_stay_as_written():
-    _, _, printed = through_the_pass(kernel("pld.tile.remote_store(local, 0)"))
-    assert "pld.tile.remote_store(local, 0)" in printed
+    _, _, printed = through_the_pass(kernel("pld.tile.remote_scatter(local, 0)"))
+    assert "pld.tile.remote_scatter(local, 0)" in printed
+
+
+def test_a_registered_pld_op_prints_in_its_own_module():
+    _, _, printed = through_the_pass(kernel("pld.tile.remote_store(local, x, 0, [0, 0])"))
+    assert "        pld.tile.remote_store(local, x, 0, [0, 0])" in printed
 
 
 def test_symbol_of_an_unknown_enum_family_is_kept():

@@ -16,7 +16,7 @@ def _encoding(*lines: str):
 
 @pytest.mark.parametrize("write, sites, table", [
     ("t2 = pl.tile.assemble(t, w, [0, 0])", "writes", "WriteRow"),  # a registry write-back
-    ("pld.tile.remote_store(t, out)", "unclassified", "MayWriteRow"),  # an op that may write
+    ("pld.tile.remote_scatter(t, out)", "unclassified", "MayWriteRow"),  # an op that may write
 ])
 def test_write_site_key_is_its_rows_number_when_the_written_tile_has_no_term_yet(write, sites, table):
     # before: w = slice(v, ...); t = create(...); <write into t> — ``t`` gets its leaf term only

@@ -47,7 +47,7 @@ def test_issue_op_is_registered(op):
 
 
 def test_unknown_op_is_not_registered_and_so_opaque():
-    assert lookup("pld.tile.remote_store") is None
+    assert lookup("pld.tile.remote_scatter") is None
 
 
 @pytest.mark.parametrize("op", ["tile.slice", "tile.reshape", "tile.set_validshape",

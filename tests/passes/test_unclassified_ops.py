@@ -23,23 +23,23 @@ def rejection_of(*lines: str) -> str:
 
 
 def test_unaligned_window_feeding_an_unclassified_op_is_rejected_naming_the_op():
-    msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])", "pld.tile.remote_store(q, out)")
-    for piece in ("slice 'q'", "line 9", "`pld.tile.remote_store` at line 10",
-                  "cannot prove `pld.tile.remote_store` does not write its operand",
+    msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])", "pld.tile.remote_scatter(q, out)")
+    for piece in ("slice 'q'", "line 9", "`pld.tile.remote_scatter` at line 10",
+                  "cannot prove `pld.tile.remote_scatter` does not write its operand",
                   "copy could swallow", "misaligned view could fault", "8 for FP32"):
         assert piece in msg, (piece, msg)
 
 
 def test_aligned_window_feeding_an_unclassified_op_stays_a_view():
-    # before: q = slice(v, [16, 8], [0, 8]); pld.tile.remote_store(q, out)  ->  after: unchanged
-    p = prog("q = pl.tile.slice(v, [16, 8], [0, 8])", "pld.tile.remote_store(q, out)")
+    # before: q = slice(v, [16, 8], [0, 8]); pld.tile.remote_scatter(q, out)  ->  after: unchanged
+    p = prog("q = pl.tile.slice(v, [16, 8], [0, 8])", "pld.tile.remote_scatter(q, out)")
     out = et.optimize(p)
     assert et.print_program(out) == et.print_program(p)
 
 
 def test_unaligned_window_reaching_an_unclassified_op_through_a_view_is_rejected():
     msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])",
-                    "qv = pl.tile.set_validshape(q, [8, 1])", "pld.tile.remote_store(qv, out)")
+                    "qv = pl.tile.set_validshape(q, [8, 1])", "pld.tile.remote_scatter(qv, out)")
     assert "slice 'q'" in msg and "(through 'qv', a view / alias of it)" in msg
 
 
@@ -52,8 +52,8 @@ def test_unaligned_window_reaching_an_unclassified_op_through_an_alias_is_reject
 def test_unaligned_window_reaching_an_unclassified_op_through_a_loop_carry_is_rejected():
     msg = rejection_of("q = pl.tile.slice(v, [16, 1], [0, 1])",
                     "for i, (c,) in pl.range(2, init_values=(q,)):",
-                    "    pld.tile.remote_store(c, out)", "    d = pl.yield_(c)")
-    assert "slice 'q'" in msg and "pld.tile.remote_store" in msg
+                    "    pld.tile.remote_scatter(c, out)", "    d = pl.yield_(c)")
+    assert "slice 'q'" in msg and "pld.tile.remote_scatter" in msg
 
 
 def test_classified_read_only_op_keeps_copying_an_unaligned_window():
@@ -62,24 +62,24 @@ def test_classified_read_only_op_keeps_copying_an_unaligned_window():
 
 
 def test_valid_shape_slice_feeding_an_unclassified_op_must_be_aligned():
-    msg = rejection_of("q = pl.tile.slice(v, [16, 8], [0, 1], [8, 8])", "pld.tile.remote_store(q, out)")
+    msg = rejection_of("q = pl.tile.slice(v, [16, 8], [0, 1], [8, 8])", "pld.tile.remote_scatter(q, out)")
     # (unaligned, and non-contiguous: an unclassified op may also materialize it)
-    assert "has valid_shape / drop_dims" in msg and "feeds pld.tile.remote_store" in msg
+    assert "has valid_shape / drop_dims" in msg and "feeds pld.tile.remote_scatter" in msg
 
 
 def test_mat_window_feeding_an_unclassified_op_is_left_a_view():
     # no copy is made of a Mat window outside the matmul / extract consumers, so no write is lost
     p = prog("mt = pl.tile.load(m, [0, 0], [16, 64], target_memory=pl.Mem.Mat)",
-             "q = pl.tile.slice(mt, [16, 16], [0, 8])", "pld.tile.remote_store(q, out)")
+             "q = pl.tile.slice(mt, [16, 16], [0, 8])", "pld.tile.remote_scatter(q, out)")
     assert "tile.extract" not in call_ops(et.optimize(p))
 
 
 def test_explain_says_the_op_was_unclassified():
     rep = et.Report()
-    et.optimize(prog("q = pl.tile.slice(v, [16, 8], [0, 8])", "pld.tile.remote_store(q, out)"),
+    et.optimize(prog("q = pl.tile.slice(v, [16, 8], [0, 8])", "pld.tile.remote_scatter(q, out)"),
                 report=rep)
     (d,) = [d for f in rep.functions for d in f.decisions if d.decision == "view"]
-    assert d.use == "pld.tile.remote_store operand 0 (unclassified op: it may write its operand)"
+    assert d.use == "pld.tile.remote_scatter operand 0 (unclassified op: it may write its operand)"
 
 
 DTYPE_BITS = {"FP32": 32, "FP16": 16, "INT8": 8}
@@ -105,12 +105,12 @@ class K:
     if via_view:
         text += f"        qv = pl.tile.set_validshape(q, [{rows}, {width}])\n"
         operand = "qv"
-    text += f"        pld.tile.remote_store({operand}, out)\n"
+    text += f"        pld.tile.remote_scatter({operand}, out)\n"
     prog = et.parse_program(text)
     aligned = (row * 64 + col) * DTYPE_BITS[dtype] % 256 == 0
     try:
         out = et.optimize(prog)
     except ValueError as e:
-        assert not aligned and "cannot prove `pld.tile.remote_store` does not write" in str(e)
+        assert not aligned and "cannot prove `pld.tile.remote_scatter` does not write" in str(e)
         return
     assert aligned and "tile.extract" not in call_ops(out)
