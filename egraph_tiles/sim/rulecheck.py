@@ -903,7 +903,7 @@ def clients(package: str = "egraph_tiles.rules") -> dict[str, str]:
     from egglog import Ruleset
 
     from egraph_tiles.egraph.schedule import program_text
-    from egraph_tiles.nki.solver import _SCHEDULE
+    from egraph_tiles.nki.index.solver import _SCHEDULE
     from egraph_tiles.rules.windows import PROGRAM
 
     texts = {"tile pass": program_text(), "Acc windows": PROGRAM}

@@ -1,7 +1,7 @@
 """Migrate a legacy NKI kernel to the 0.2+ indexing form.
 
 Every access that uses ``nl.arange`` / ``nl.mgrid`` indices or a ``mask=`` is rewritten from its
-inferred :class:`~egraph_tiles.nki.frontend.AccessReport`:
+inferred :class:`~egraph_tiles.nki.kernels.analyze.AccessReport`:
 
 * a **basic slice** ``a[r0:r0 + 128, c0:c0 + 512:2]`` when one expresses the access: every
   tensor dimension reads at most one tile axis, with a positive step, in the tile's axis order
@@ -33,17 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.nki.expr import Var
-from egraph_tiles.nki.frontend import (
+from egraph_tiles.nki.index.expr import Var
+from egraph_tiles.nki.kernels.analyze import (
     AccessReport,
     KernelReport,
     _vars_of,
     check_elements,
     outer_flat,
 )
-from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
-from egraph_tiles.nki.reader import Finding
-from egraph_tiles.nki.symint import SymInt, Value, sym_evaluate, sym_text
+from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.kernels.reader import Finding
+from egraph_tiles.nki.index.symint import SymInt, Value, sym_evaluate, sym_text
 
 __all__ = ["Migration", "migrate_kernel"]
 

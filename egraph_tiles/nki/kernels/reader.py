@@ -1,0 +1,956 @@
+"""Read a legacy NKI kernel with ``ast`` (never executing it) into its indexed accesses.
+
+The reader is a small abstract interpreter over the kernel's syntax tree; the values it tracks
+are in :mod:`~egraph_tiles.nki.kernels.values`, the ``nl.*`` / ``nisa.*`` calls it knows in the
+table of :mod:`~egraph_tiles.nki.kernels.calls`, and how parameter values and the kernel's own
+modules are read in :mod:`~egraph_tiles.nki.kernels.modules`.  What is known before the kernel
+runs is evaluated (constants, shapes, parameters, ``isinstance`` / ``type(x) is`` / ``is None``
+tests, ``len``, unpacking, ``assert``); an ``if`` on such a value takes its branch.
+
+Every ``tensor[index]`` evaluated on a :class:`Tensor` is recorded as a :class:`RawAccess` (line,
+tensor text, role, the evaluated subscripts, the call's ``mask=``).  A statement the reader
+cannot analyze records a :class:`Finding` naming its line and what was expected; the statement's
+targets become opaque and the rest of the kernel is still read.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from egraph_tiles.nki.index.expr import AffineExpr, Var, scalar_var
+from egraph_tiles.nki.index.masks import TileMask
+from egraph_tiles.nki.index.ranges import DynSlice, arange, partial_tile_index
+from egraph_tiles.nki.index.scalar import DynamicScalar
+from egraph_tiles.nki.index.tile import TileIndex
+from egraph_tiles.nki.kernels.calls import INDEX_CALLS, call_result, method_result
+from egraph_tiles.nki.kernels.modules import (
+    ModuleFinder,
+    ParameterError,
+    is_str_param,
+    parse_value,
+)
+from egraph_tiles.nki.kernels.values import (
+    BUFFERS,
+    DTYPES,
+    KERNEL_DECORATORS,
+    KNOWN,
+    LOOPS,
+    MAX_CALL_DEPTH,
+    MAX_UNROLL,
+    TILE_SIZE,
+    Class,
+    ConfigCall,
+    Finding,
+    Func,
+    KernelRead,
+    Method,
+    MGrid,
+    Module,
+    Object,
+    Opaque,
+    ParamText,
+    PyModule,
+    RawAccess,
+    ReaderError,
+    Return,
+    Tensor,
+    assigned_names,
+    binop,
+    compare1,
+    const_value,
+    expand_ellipsis,
+    is_int,
+    is_lang,
+    module_alias,
+    slice_count,
+    unary,
+    view_shape,
+)
+
+__all__ = ["Finding", "KernelRead", "Opaque", "ParameterError", "RawAccess", "Reader",
+           "ReaderError", "Tensor", "kernel_names", "read_kernel"]
+
+
+def is_kernel_decorator(dec: ast.expr) -> bool:
+    d = dec.func if isinstance(dec, ast.Call) else dec
+    name = d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else ""
+    return name in KERNEL_DECORATORS
+
+
+def kernel_names(tree: ast.Module) -> list[str]:
+    """Names of the module's decorated kernels (``@nki.jit``, ``@nki.trace``, ...)."""
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+            and any(is_kernel_decorator(d) for d in n.decorator_list)]
+
+
+def read_kernel(source: str, kernel: str | None = None, *, filename: str = "<kernel>",
+                shapes: Mapping[str, Sequence[int]] | None = None,
+                dtypes: Mapping[str, str] | None = None,
+                scalars: Mapping[str, Any] | None = None,
+                binds: Mapping[str, int] | None = None,
+                grid: Sequence[int] | None = None,
+                paths: Sequence[str | Path] = ()) -> KernelRead:
+    """Read kernel ``kernel`` (default: the only decorated one) of ``source``.
+
+    ``shapes`` / ``dtypes`` describe tensor parameters, ``scalars`` gives Python parameters
+    (values, or :class:`~egraph_tiles.nki.kernels.values.ParamText` / ``ConfigCall`` as a user
+    types them), ``binds`` fixes symbols (a loop variable or ``program_id_k``) to one value,
+    ``grid`` is the launch grid (program ids range over it), ``paths`` are package roots for
+    the kernel's imports (besides the kernel file's folder).  Raises ``SyntaxError`` for a file
+    that is not Python and ``LookupError`` when the kernel cannot be chosen or a parameter value
+    does not fit (:class:`ParameterError`).
+    """
+    tree = ast.parse(source, filename=filename)
+    fns = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if kernel is None:
+        names = kernel_names(tree)
+        if len(names) != 1:
+            found = ", ".join(names) if names else "none"
+            raise LookupError(f"{filename}: choose the kernel with --kernel NAME "
+                              f"(decorated kernels: {found}; functions: {', '.join(fns) or 'none'})")
+        kernel = names[0]
+    if kernel not in fns:
+        raise LookupError(f"{filename}: no function named {kernel!r} "
+                          f"(functions: {', '.join(fns) or 'none'})")
+    reader = Reader(tree, fns, kernel, dict(shapes or {}), dict(dtypes or {}),
+                    dict(scalars or {}), dict(binds or {}), tuple(grid or ()),
+                    ModuleFinder(filename, paths))
+    reader.out.source = source
+    return reader.run()
+
+
+# ----- the abstract interpreter ------------------------------------------------------------------
+
+class Reader:
+    def __init__(self, tree: ast.Module, fns: dict[str, ast.FunctionDef], kernel: str,
+                 shapes: dict[str, Sequence[int]], dtypes: dict[str, str],
+                 scalars: dict[str, Any], binds: dict[str, int], grid: tuple[int, ...],
+                 finder: ModuleFinder | None = None) -> None:
+        self.tree = tree
+        self.fns = fns
+        self.kernel = kernel
+        self.shapes = shapes
+        self.dtypes = dtypes
+        self.scalars = scalars
+        self.binds = binds
+        self.grid = grid
+        self.finder = finder or ModuleFinder("<kernel>")
+        self.modules: dict[Path, PyModule] = {}
+        self.out = KernelRead(kernel)
+        self.globals: dict[str, Any] = {}
+        self.scope: list[Var] = []
+        self.depth = 0
+        self.instruction = 0
+        self.stmt_line = 0
+        self.unroll_budget = 4 * MAX_UNROLL
+        self._nki_args = 0  # > 0 while evaluating the arguments of an nl / nisa call
+        self._collect: list[list[RawAccess]] = []
+        self._call_masks: dict[int, tuple[TileMask, ast.keyword]] = {}
+        self._params: dict[str, str] = {}  # name of a value -> the parameter it came from
+
+    # ----- driver ---------------------------------------------------------------------------
+    def run(self) -> KernelRead:
+        self._read_module(self.tree, self.globals, self.finder.home)
+        fn = self.fns[self.kernel]
+        env = dict(self.globals)
+        args = fn.args
+        params = args.posonlyargs + args.args + args.kwonlyargs
+        defaults = dict(zip([a.arg for a in (args.posonlyargs + args.args)][::-1],
+                            list(args.defaults)[::-1]))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d})
+        names = {p.arg for p in params}
+        for name in [*self.shapes, *self.scalars]:
+            if name not in names:
+                flag = "--shape" if name in self.shapes else "--scalar"
+                self._finding(fn.lineno, f"{flag} {name}: the kernel has no parameter {name!r}")
+        for p in params:
+            env[p.arg] = self._param_value(p, defaults.get(p.arg))
+        try:
+            self._block(fn.body, env)
+        except Return:
+            pass
+        return self.out
+
+    def _param_value(self, p: ast.arg, default: ast.expr | None) -> Any:
+        name = p.arg
+        if name in self.shapes:
+            shape = tuple(int(d) for d in self.shapes[name])
+            return Tensor(name, shape, self.dtypes.get(name), "hbm")
+        if name in self.scalars:
+            return self._given(name, self.scalars[name], is_str_param(p, default))
+        if default is not None:
+            try:
+                return self.expr(default, self.globals)
+            except ReaderError:
+                pass
+        return Opaque(f"parameter {name!r} has no value (pass --shape {name}=D0xD1... for a "
+                      f"tensor or --scalar {name}=VALUE)")
+
+    def _given(self, name: str, v: Any, text_ok: bool) -> Any:
+        """A parameter value as given: text parsed for this parameter, configurations built."""
+        if isinstance(v, ParamText):
+            value = parse_value(v.text)
+            if text_ok and not (isinstance(value, str) and v.text.strip()[:1] in "'\""):
+                return v.text
+            if isinstance(value, ParamText):
+                raise ParameterError(
+                    f"--scalar {name}={v.text}: not a Python literal (expected a number, a "
+                    "tuple or list such as (3, 4), true / false / null, a quoted string, or a "
+                    "configuration such as Config(field=value))")
+            v = value
+        if isinstance(v, ConfigCall):
+            cls = self.globals.get(v.cls)
+            if not isinstance(cls, Class):
+                raise ParameterError(f"--scalar {name}: no class {v.cls!r} in the kernel's file "
+                                     "or the modules it imports")
+            args = [self._given(name, a, False) for a in v.args]
+            kwargs = {k: self._given(name, a, False) for k, a in v.kwargs}
+            return self._build(cls, args, kwargs, None)
+        if isinstance(v, (tuple, list)):
+            return type(v)(self._given(name, x, False) for x in v)
+        if isinstance(v, dict):
+            return {k: self._given(name, x, False) for k, x in v.items()}
+        return v
+
+    def _read_module(self, tree: ast.Module, env: dict[str, Any], home: Path | None) -> None:
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._import(node, env, home)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                try:
+                    value = self.expr(node.value, env)
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                        self._bind(t, value, env, node)
+                except ReaderError:
+                    pass  # module-level code outside the kernel is not analyzed
+            elif isinstance(node, ast.FunctionDef):
+                env[node.name] = Func(node, env)
+            elif isinstance(node, ast.ClassDef):
+                env[node.name] = Class(node, env)
+
+    def _load_module(self, path: Path) -> PyModule:
+        key = path.resolve()
+        if key not in self.modules:
+            mod = self.modules[key] = PyModule(path.stem, {})
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            except (OSError, SyntaxError, UnicodeDecodeError):
+                return mod
+            outer = self.stmt_line, self.instruction
+            self._read_module(tree, mod.env, path.parent)
+            self.stmt_line, self.instruction = outer
+        return self.modules[key]
+
+    def _import(self, node: ast.Import | ast.ImportFrom, env: dict[str, Any],
+                home: Path | None) -> None:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                local = self.finder.find(a.name, 0, home)
+                if local is not None:
+                    mod = self._load_module(local)
+                    env[a.asname or a.name.split(".")[0]] = mod
+                elif a.asname:
+                    env[a.asname] = Module(module_alias(a.name))
+                else:
+                    root = a.name.split(".")[0]
+                    env[root] = Module(module_alias(root) if root != "neuronxcc" else root)
+            return
+        local = self.finder.find(node.module, node.level, home)
+        base = module_alias(node.module or "")
+        for a in node.names:
+            if a.name == "*":
+                if local is not None:
+                    env.update(self._load_module(local).env)
+                continue
+            if local is not None:
+                members = self._load_module(local).env
+                if a.name in members:
+                    env[a.asname or a.name] = members[a.name]
+                    continue
+                sub = self.finder.find(a.name, 1, local.parent) if local.name == "__init__.py" \
+                    else None
+                env[a.asname or a.name] = self._load_module(sub) if sub is not None else Opaque(
+                    f"{a.name!r} is not defined in {local.name}")
+                continue
+            if node.level == 0:
+                env[a.asname or a.name] = Module(f"{base}.{a.name}" if base else a.name)
+            else:
+                env[a.asname or a.name] = Opaque(f"module `{'.' * node.level}{node.module or ''}"
+                                                 "` was not found next to the kernel file")
+
+    def _finding(self, line: int | None, message: str, kind: str = "error") -> None:
+        self.out.findings.append(Finding(line or 0, message, kind))
+
+    # ----- statements -----------------------------------------------------------------------
+    def _block(self, body: Sequence[ast.stmt], env: dict[str, Any]) -> None:
+        for st in body:
+            self.instruction += 1
+            self.stmt_line = st.lineno
+            try:
+                self._stmt(st, env)
+            except ReaderError as e:
+                self._finding(e.line or st.lineno, e.message, e.kind)
+                for name in assigned_names(st):
+                    env[name] = Opaque(f"{name!r} could not be analyzed (line {st.lineno})")
+
+    def _stmt(self, st: ast.stmt, env: dict[str, Any]) -> None:
+        if isinstance(st, ast.Expr):
+            if isinstance(st.value, ast.Constant):
+                return  # docstring
+            self.expr(st.value, env)
+        elif isinstance(st, ast.Assign):
+            value = self.expr(st.value, env)
+            n0 = len(self.out.accesses)
+            for t in st.targets:
+                self._bind(t, value, env, st)
+            masked = self._call_masks.get(id(st.value))
+            if masked is not None:  # the instruction's mask also bounds its destination
+                for acc in self.out.accesses[n0:]:
+                    if acc.mask is None:
+                        acc.mask, acc.mask_node, acc.call_node = masked[0], masked[1], st.value
+        elif isinstance(st, ast.AnnAssign):
+            if st.value is not None:
+                self._bind(st.target, self.expr(st.value, env), env, st)
+        elif isinstance(st, ast.AugAssign):
+            self._augassign(st, env)
+        elif isinstance(st, ast.For):
+            self._for(st, env)
+        elif isinstance(st, ast.If):
+            self._if(st, env)
+        elif isinstance(st, ast.With):
+            for item in st.items:
+                self.expr(item.context_expr, env)
+            self._block(st.body, env)
+        elif isinstance(st, ast.Try):
+            self._block(st.body, env)
+            self._block(st.orelse, env)
+            self._block(st.finalbody, env)
+        elif isinstance(st, ast.Return):
+            raise Return(self.expr(st.value, env) if st.value is not None else None)
+        elif isinstance(st, (ast.Import, ast.ImportFrom)):
+            self._import(st, env, self.finder.home)
+        elif isinstance(st, ast.FunctionDef):
+            env[st.name] = Func(st, env)  # reads the kernel's names when called (a closure)
+        elif isinstance(st, ast.ClassDef):
+            env[st.name] = Class(st, env)
+        elif isinstance(st, ast.Assert):
+            self._assert(st, env)
+        elif isinstance(st, (ast.Pass, ast.Break, ast.Continue, ast.Delete,
+                             ast.Global, ast.Nonlocal, ast.Raise)):
+            return
+        elif isinstance(st, ast.While):
+            raise ReaderError("a `while` loop cannot be analyzed (expected a `for` loop over "
+                              "nl.affine_range / nl.sequential_range / nl.static_range / range)", st)
+        else:
+            raise ReaderError(f"unsupported statement `{type(st).__name__}` (expected an "
+                              "assignment, a call, a for loop, an if or a with block)", st)
+
+    def _assert(self, st: ast.Assert, env: dict[str, Any]) -> None:
+        """An ``assert`` on values known before the kernel runs must hold: a failing one is a
+        finding naming the parameters it reads."""
+        cond = const_value(self.expr(st.test, env))
+        if not isinstance(cond, KNOWN) or cond:
+            return
+        fn = self.fns[self.kernel]
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        read = sorted({n.id for n in ast.walk(st.test) if isinstance(n, ast.Name)} & params)
+        msg = f" ({ast.unparse(st.msg)})" if st.msg is not None else ""
+        about = f" with parameter(s) {', '.join(read)}" if read else ""
+        self._finding(st.lineno, f"assertion `{ast.unparse(st.test)}` fails{about} as given"
+                      f"{msg}", "assert")
+
+    def _bind(self, target: ast.expr, value: Any, env: dict[str, Any], st: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, Tensor) and value.name.startswith("<"):
+                value = value.with_shape(value.shape, target.id)
+            if isinstance(value, AffineExpr):
+                for v in value.free_vars:
+                    if v.name.startswith("program_id_") and value == AffineExpr.var(v) \
+                            and self.depth == 0 and self.out.source_names.get(v.name, "").startswith("nl."):
+                        self.out.source_names[v.name] = target.id  # `row = nl.program_id(0)`
+            env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = self._unpack(value, len(target.elts), st)
+            for t, v in zip(target.elts, items):
+                self._bind(t, v, env, st)
+        elif isinstance(target, ast.Subscript):
+            self._subscript(target, env, role="dst")
+        elif isinstance(target, ast.Attribute):
+            return
+        else:  # a starred target
+            raise ReaderError("starred assignment targets are not supported", st)
+
+    @staticmethod
+    def _unpack(value: Any, n: int, node: ast.AST) -> list[Any]:
+        if isinstance(value, MGrid):
+            value = value.indices
+        if isinstance(value, (tuple, list)):
+            if len(value) != n:
+                raise ReaderError(f"cannot unpack {len(value)} values into {n} names", node)
+            return list(value)
+        if isinstance(value, Opaque):
+            return [value] * n
+        raise ReaderError(f"cannot unpack a {type(value).__name__} into {n} names "
+                          "(expected a tuple, a shape or nl.mgrid[...])", node)
+
+    def _augassign(self, st: ast.AugAssign, env: dict[str, Any]) -> None:
+        value = self.expr(st.value, env)
+        if isinstance(st.target, ast.Name):
+            cur = self._name(st.target, env)
+            env[st.target.id] = binop(st.op, cur, value, st)
+        elif isinstance(st.target, ast.Subscript):
+            self._subscript(st.target, env, role="src")
+            self._subscript(st.target, env, role="dst")
+        # an attribute target (`obj.x += 1`) is not an access
+
+    def _for(self, st: ast.For, env: dict[str, Any]) -> None:
+        it = st.iter
+        if isinstance(it, ast.Call):
+            fn = self.expr(it.func, env)
+            kind = fn.qual.rsplit(".", 1)[-1] if isinstance(fn, Module) else (
+                "range" if fn is range else None)
+            if kind in LOOPS and (isinstance(fn, Module) and (
+                    fn.qual.startswith("nki.") or fn.qual == "range") or fn is range):
+                self._symbolic_loop(st, it, env)
+                return
+        seq = self.expr(it, env)
+        if isinstance(seq, MGrid):
+            seq = seq.indices
+        if isinstance(seq, (tuple, list)) and len(seq) <= MAX_UNROLL:
+            for v in seq:
+                self._bind(st.target, v, env, st)
+                self._block(st.body, env)
+            return
+        raise ReaderError("a for loop must iterate over nl.affine_range / nl.sequential_range / "
+                          f"nl.static_range / range or a short Python sequence, not "
+                          f"`{ast.unparse(it)}`", st)
+
+    def _symbolic_loop(self, st: ast.For, call: ast.Call, env: dict[str, Any]) -> None:
+        args = [self.expr(a, env) for a in call.args]
+        args = [const_value(a) for a in args]
+        if not 1 <= len(args) <= 3 or not all(is_int(a) for a in args):
+            raise ReaderError(f"loop bounds of `{ast.unparse(call)}` must be integers known "
+                              "before the kernel runs (give parameters with --scalar)", call)
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (
+            args[0], args[1], args[2] if len(args) == 3 else 1)
+        if step == 0:
+            raise ReaderError(f"loop `{ast.unparse(call)}` has a zero step", call)
+        values = range(int(start), int(stop), int(step))
+        if not isinstance(st.target, ast.Name):
+            raise ReaderError("a loop variable must be a single name", st)
+        if len(values) == 0:
+            return
+        name = st.target.id
+        if name in self.binds:
+            if int(self.binds[name]) not in values:
+                raise ReaderError(f"--bind {name}={self.binds[name]} is outside the loop range "
+                                  f"{min(values)}..{max(values)}", st)
+            env[name] = int(self.binds[name])
+            self._block(st.body, env)
+            self._block(st.orelse, env)
+            return
+        mark = (len(self.out.accesses), len(self.out.findings), dict(self.out.symbols))
+        var = self._fresh_var(name, min(values), max(values))
+        self.out.steps[var.name] = abs(int(step))
+        self.out.source_names[var.name] = name
+        env[name] = AffineExpr.var(var)
+        self.scope.append(var)
+        try:
+            self._block(st.body, env)
+        finally:
+            self.scope.pop()
+        failed = any(f.kind == "error" for f in self.out.findings[mark[1]:])
+        if failed and len(values) <= MAX_UNROLL and self.unroll_budget >= len(values):
+            # the body needs concrete values (min/max of the loop variable, ...): unroll it
+            self.unroll_budget -= len(values)
+            del self.out.accesses[mark[0]:]
+            del self.out.findings[mark[1]:]
+            self.out.symbols = mark[2]
+            for v in values:
+                env[name] = v
+                self._block(st.body, env)
+        self._block(st.orelse, env)
+
+    def _fresh_var(self, name: str, lo: int, hi: int) -> Var:
+        cand, k = name, 1
+        while cand in self.out.symbols and (self.out.symbols[cand].lo, self.out.symbols[cand].hi) != (lo, hi):
+            k += 1
+            cand = f"{name}_{k}"
+        var = scalar_var(cand, lo, hi)
+        self.out.symbols[cand] = var
+        return var
+
+    def _if(self, st: ast.If, env: dict[str, Any]) -> None:
+        cond = const_value(self.expr(st.test, env))
+        if isinstance(cond, (bool, int, float, str, tuple, type(None))):
+            self._block(st.body if cond else st.orelse, env)
+        else:  # undecidable before the kernel runs: both branches are analyzed
+            self._block(st.body, env)
+            self._block(st.orelse, env)
+
+    # ----- expressions ----------------------------------------------------------------------
+    def expr(self, node: ast.expr, env: dict[str, Any]) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._name(node, env)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, env)
+        if isinstance(node, ast.BinOp):
+            return binop(node.op, self.expr(node.left, env), self.expr(node.right, env), node)
+        if isinstance(node, ast.UnaryOp):
+            return unary(node, self.expr(node.operand, env))
+        if isinstance(node, ast.Compare):
+            return self._compare(node, env)
+        if isinstance(node, ast.BoolOp):
+            out = None
+            for k, v in enumerate(node.values):
+                out = const_value(self.expr(v, env))
+                if not isinstance(out, KNOWN) or k == len(node.values) - 1:
+                    if isinstance(out, TileMask):
+                        return out
+                    break
+                if bool(out) != isinstance(node.op, ast.And):
+                    return out  # short circuit: `x or default`, `flag and value`
+            if isinstance(out, KNOWN) or len(node.values) == 1 or not isinstance(out, (
+                    AffineExpr, Opaque, TileMask)):
+                return out
+            return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
+        if isinstance(node, (ast.Tuple, ast.List)):
+            vals = []
+            for e in node.elts:
+                if isinstance(e, ast.Starred):
+                    inner = self.expr(e.value, env)
+                    if not isinstance(inner, (tuple, list)):
+                        raise ReaderError(f"cannot unpack `{ast.unparse(e)}`", node)
+                    vals.extend(inner)
+                else:
+                    vals.append(self.expr(e, env))
+            return tuple(vals) if isinstance(node, ast.Tuple) else list(vals)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, env, role="src")
+        if isinstance(node, ast.Call):
+            return self._call(node, env)
+        if isinstance(node, ast.Slice):
+            return slice(*(None if p is None else const_value(self.expr(p, env))
+                           for p in (node.lower, node.upper, node.step)))
+        if isinstance(node, ast.IfExp):
+            cond = const_value(self.expr(node.test, env))
+            if isinstance(cond, (bool, int, float, str, type(None), tuple)):
+                return self.expr(node.body if cond else node.orelse, env)
+            self.expr(node.body, env)
+            self.expr(node.orelse, env)
+            return Opaque(f"`{ast.unparse(node)}` depends on a value known only at run time")
+        if isinstance(node, ast.Dict):
+            return {self.expr(k, env) if k is not None else None: self.expr(v, env)
+                    for k, v in zip(node.keys, node.values)}
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp,
+                             ast.Lambda, ast.JoinedStr)):
+            return Opaque(f"`{type(node).__name__}` is not analyzed")
+        raise ReaderError(f"unsupported expression `{ast.unparse(node)}`", node)
+
+    def _name(self, node: ast.Name, env: dict[str, Any]) -> Any:
+        if node.id in env:
+            return env[node.id]
+        builtins = {"range": range, "min": min, "max": max, "len": len, "int": int,
+                    "abs": abs, "float": float, "tuple": tuple, "list": list, "print": print,
+                    "enumerate": enumerate, "zip": zip, "isinstance": isinstance,
+                    "True": True, "False": False, "None": None, "divmod": divmod,
+                    "sum": sum, "round": round, "bool": bool, "str": str,
+                    "getattr": getattr, "map": map, "hasattr": hasattr, "reversed": reversed,
+                    "sorted": sorted, "any": any, "all": all, "type": type,
+                    "dict": dict, "set": set}
+        if node.id in builtins:
+            return builtins[node.id]
+        raise ReaderError(f"name {node.id!r} is not defined", node)
+
+    def _attribute(self, node: ast.Attribute, env: dict[str, Any]) -> Any:
+        base = self.expr(node.value, env)
+        attr = node.attr
+        if isinstance(base, Module):
+            qual = f"{base.qual}.{attr}"
+            if base.qual.endswith("language.tile_size") or base.qual == "tile_size":
+                if attr in TILE_SIZE:
+                    return TILE_SIZE[attr]
+            if is_lang(base.qual):
+                if attr in BUFFERS:
+                    return BUFFERS[attr]
+                if attr in DTYPES:
+                    return attr
+            return Module(qual)
+        if isinstance(base, Tensor):
+            if attr == "shape":
+                if base.shape is None:
+                    return Opaque(f"the shape of {base.name!r} is not known")
+                return base.shape
+            if attr == "dtype":
+                return base.dtype
+            if attr in ("ndim",):
+                return len(base.shape) if base.shape is not None else Opaque("unknown rank")
+            return Method(base, attr)
+        if isinstance(base, PyModule):
+            if attr in base.env:
+                return base.env[attr]
+            raise ReaderError(f"module {base.name!r} has no name {attr!r}", node)
+        if isinstance(base, Object):
+            if attr in base.attrs:
+                return base.attrs[attr]
+            return Opaque(f"`{ast.unparse(node)}` is not a known attribute")
+        if isinstance(base, MGrid):
+            names = "pxyz"
+            if attr in names and names.index(attr) < len(base.indices):
+                return base.indices[names.index(attr)]
+            raise ReaderError(f"an mgrid of rank {len(base.indices)} has no axis .{attr} "
+                              "(expected .p, .x, .y or .z)", node)
+        if isinstance(base, Opaque):
+            return base
+        return Opaque(f"attribute `{ast.unparse(node)}` is not analyzed")
+
+    def _compare(self, node: ast.Compare, env: dict[str, Any]) -> Any:
+        left = self.expr(node.left, env)
+        result: Any = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.expr(right_node, env)
+            r = compare1(op, left, right, node)
+            result = r if result is None else binop(ast.BitAnd(), result, r, node) \
+                if isinstance(r, TileMask) else (result and r)
+            left = right
+        return result
+
+    # ----- subscripts: the accesses ---------------------------------------------------------
+    def _subscript(self, node: ast.Subscript, env: dict[str, Any], role: str) -> Any:
+        base = self.expr(node.value, env)
+        if isinstance(base, Module) and base.qual.endswith("language.mgrid"):
+            return self._mgrid(node, env)
+        if isinstance(base, arange):
+            item = self._index_items(node.slice, env)
+            try:
+                return base[item if len(item) != 1 else item[0]]
+            except (IndexError, ValueError, TypeError) as e:
+                raise ReaderError(f"`{ast.unparse(node)}`: {e}", node) from None
+        if isinstance(base, Tensor):
+            return self._access(node, base, env, role)
+        if isinstance(base, (tuple, list, str, dict)):
+            key = self.expr(node.slice, env)
+            key = const_value(key)
+            try:
+                return base[key]
+            except (TypeError, IndexError, KeyError):
+                if isinstance(key, AffineExpr):
+                    return Opaque(f"`{ast.unparse(node)}` indexes a Python sequence with a "
+                                  "loop variable")
+                raise ReaderError(f"cannot evaluate `{ast.unparse(node)}`", node) from None
+        if isinstance(base, Opaque):
+            if base.kind == "unknown" and "has no value" in base.why:
+                raise ReaderError(base.why, node)
+            self._index_items(node.slice, env)
+            return base
+        if isinstance(base, TileIndex):
+            raise ReaderError(f"`{ast.unparse(node)}` subscripts an index (expected "
+                              "nl.arange(n)[:, None] on the arange itself)", node)
+        return Opaque(f"`{ast.unparse(node)}` is not analyzed")
+
+    def _index_items(self, sl: ast.expr, env: dict[str, Any]) -> tuple[Any, ...]:
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        return tuple(const_value(self.expr(e, env)) for e in elts)
+
+    def _mgrid(self, node: ast.Subscript, env: dict[str, Any]) -> MGrid:
+        items = self._index_items(node.slice, env)
+        ranges = []
+        for it in items:
+            if not isinstance(it, slice):
+                raise ReaderError(f"nl.mgrid takes slices `start:stop[:step]`, got "
+                                  f"`{ast.unparse(node.slice)}`", node)
+            start, stop, step = (0 if it.start is None else it.start, it.stop,
+                                 1 if it.step is None else it.step)
+            if isinstance(start, AffineExpr) and step == 1 and isinstance(stop, (int, AffineExpr)):
+                n = slice_count(slice(start, stop), 0)
+                if n is not None and n > 0:  # a moving window of constant length
+                    ranges.append((start, n))
+                    continue
+            if not all(is_int(v) for v in (start, stop, step)):
+                raise ReaderError(f"nl.mgrid bounds must be integers known before the kernel "
+                                  f"runs: `{ast.unparse(node.slice)}`", node)
+            r = range(int(start), int(stop), int(step))
+            if int(step) <= 0 or len(r) == 0:
+                raise ReaderError(f"nl.mgrid axis `{start}:{stop}:{step}` is empty", node)
+            ranges.append(r)
+        axes = partial_tile_index(tuple(len(r) if isinstance(r, range) else r[1] for r in ranges))
+        out = []
+        for ax, r in zip(axes, ranges):
+            if isinstance(r, range):
+                idx = ax * r.step if r.step != 1 else ax
+                out.append(idx + r.start if r.start else idx)
+            else:
+                out.append(ax + DynamicScalar(r[0]))
+        return MGrid(tuple(out))
+
+    def _access(self, node: ast.Subscript, base: Tensor, env: dict[str, Any], role: str) -> Any:
+        items = self._index_items(node.slice, env)
+        text = node.value.id if isinstance(node.value, ast.Name) else ast.unparse(node.value)
+        legacy = False
+        subs: list[Any] = []
+        for it in items:
+            if isinstance(it, MGrid):
+                raise ReaderError(f"`{ast.unparse(node)}`: index with the grid's axes "
+                                  "(grid.p, grid.x) or unpack it", node)
+            if isinstance(it, Opaque):
+                if it.kind == "nonaffine":
+                    raise ReaderError(f"non-affine index in `{ast.unparse(node)}`: {it.why}",
+                                  node, "non-affine")
+                raise ReaderError(f"index of `{ast.unparse(node)}` cannot be analyzed: "
+                                  f"{it.why}", node)
+            if isinstance(it, Tensor):
+                self._finding(node.lineno, f"indirect access `{ast.unparse(node)}`: the index "
+                              f"is the data tile {it.name!r} (read at run time), not inferred",
+                              "indirect")
+                return base.with_shape(None, "<tile>")
+            if isinstance(it, TileIndex):
+                legacy = True
+            elif isinstance(it, float):
+                raise ReaderError(f"`{ast.unparse(node)}`: a float index", node)
+            elif it is None:
+                raise ReaderError(f"`{ast.unparse(node)}`: `None` (new axis) in a tensor "
+                                  "index is not supported", node)
+            elif isinstance(it, (TileMask, arange)):
+                raise ReaderError(f"`{ast.unparse(node)}`: expected an index, got "
+                                  f"{type(it).__name__} (subscript the arange: "
+                                  "nl.arange(n)[:, None])", node)
+            elif not isinstance(it, (int, AffineExpr, slice, DynSlice, type(Ellipsis))):
+                raise ReaderError(f"index of `{ast.unparse(node)}` cannot be analyzed "
+                                  f"({type(it).__name__})", node)
+            subs.append(it)
+        if base.shape is None:
+            raise ReaderError(f"the shape of {text!r} is not known (pass --shape "
+                              f"{text}=D0xD1... for a parameter)", node)
+        subs = expand_ellipsis(subs, len(base.shape), node)
+        for s in subs:
+            if isinstance(s, slice) and any(isinstance(p, (Opaque, Tensor, TileIndex))
+                                            for p in (s.start, s.stop, s.step)):
+                raise ReaderError(f"slice bounds of `{ast.unparse(node)}` must be integers or "
+                                  "affine loop expressions", node)
+        acc = RawAccess(node.lineno, node.col_offset, node, text, base, role, tuple(subs),
+                        legacy, tuple(self.scope), instruction=self.instruction,
+                        stmt_line=self.stmt_line, in_helper=self.depth > 0,
+                        operand=self._nki_args > 0 or role == "dst")
+        self.out.accesses.append(acc)
+        for c in self._collect:
+            c.append(acc)
+        shape = view_shape(acc.subs, base.shape)
+        if shape is not None and base.buffer != "hbm" and not legacy:
+            # an on-chip tile keeps a size-1 free axis where an integer indexes it
+            keep = [k for k, sub in enumerate(acc.subs) if k > 0 and isinstance(sub, (int, AffineExpr))]
+            if keep and len(shape) + len(keep) == len(base.shape):
+                full = list(shape)
+                for k in keep:
+                    full.insert(k, 1)
+                shape = tuple(full)
+        return Tensor("<tile>", shape, base.dtype, base.buffer, id(acc))
+
+    # ----- calls ----------------------------------------------------------------------------
+    def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
+        fn = self.expr(node.func, env)
+        if isinstance(fn, Func):
+            return self._helper(fn, node, env)
+        if isinstance(fn, Method):
+            collect: list[RawAccess] = []
+            args, kwargs = self._args(node, env, collect)
+            return method_result(fn.tensor, fn.name, node, args, kwargs)
+        if isinstance(fn, Module):
+            return self._module_call(fn.qual, node, env)
+        if isinstance(fn, Class):
+            args = [self.expr(a, env) for a in node.args]
+            kwargs = {k.arg: self.expr(k.value, env) for k in node.keywords if k.arg}
+            return self._build(fn, args, kwargs, node)
+        if fn in (isinstance, type):
+            return self._type_test(fn, node, env)
+        if fn in (min, max, abs, int, len, float, round, bool, sum, divmod):
+            args = [const_value(self.expr(a, env)) for a in node.args]
+            if fn is len and len(args) == 1 and isinstance(args[0], Tensor) \
+                    and args[0].shape is not None:
+                return args[0].shape[0]
+            try:
+                return fn(*args)
+            except TypeError:
+                return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
+        if fn in (getattr, hasattr):
+            args = [self.expr(a, env) for a in node.args]
+            if len(args) >= 2 and isinstance(args[0], Object) and isinstance(args[1], str):
+                return args[0].attrs.get(args[1], args[2] if len(args) > 2 else Opaque(
+                    f"no attribute {args[1]!r}")) if fn is getattr else args[1] in args[0].attrs
+            return Opaque(f"`{ast.unparse(node)}` is not analyzed")
+        if fn in (range, tuple, list, enumerate, zip, map, reversed, sorted, any, all):
+            args = [self.expr(a, env) for a in node.args]
+            try:
+                if fn in (tuple, list):
+                    return fn(args[0]) if args else fn()
+                return tuple(fn(*args))
+            except TypeError:
+                return Opaque(f"`{ast.unparse(node)}` is not analyzed")
+        for a in node.args:
+            self.expr(a, env)
+        return Opaque(f"`{ast.unparse(node.func)}(...)` is not analyzed")
+
+    def _type_test(self, fn: Any, node: ast.Call, env: dict[str, Any]) -> Any:
+        """``isinstance(x, int)`` / ``type(x)`` of a value known before the kernel runs: a loop
+        variable or program id is an ``int``, a tensor is none of Python's types."""
+        args = [const_value(self.expr(a, env)) for a in node.args]
+        x = args[0] if args else None
+        if isinstance(x, (Opaque, TileMask, TileIndex)) or (fn is isinstance and len(args) != 2):
+            return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
+        kind = int if isinstance(x, AffineExpr) else (
+            Tensor if isinstance(x, Tensor) else Object if isinstance(x, Object) else type(x))
+        if fn is type:
+            return kind
+        classes = args[1] if isinstance(args[1], tuple) else (args[1],)
+        if not all(isinstance(c, type) or isinstance(c, Class) for c in classes):
+            return Opaque(f"`{ast.unparse(node)}`: the class is not known")
+        if isinstance(x, Object):
+            return any(isinstance(c, Class) and c.node.name == x.cls for c in classes)
+        return any(isinstance(c, type) and issubclass(kind, c) for c in classes)
+
+    def _module_call(self, qual: str, node: ast.Call, env: dict[str, Any]) -> Any:
+        short = qual.rsplit(".", 1)[-1]
+        if qual.startswith("math."):
+            args = [const_value(self.expr(a, env)) for a in node.args]
+            f = getattr(math, short, None)
+            if f is not None and all(isinstance(a, (int, float)) for a in args):
+                try:
+                    return f(*args)
+                except (TypeError, ValueError):
+                    pass
+            return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
+        if qual in ("numpy.prod", "np.prod") or qual.endswith(".prod") and qual.startswith("num"):
+            arg = const_value(self.expr(node.args[0], env)) if node.args else None
+            if isinstance(arg, (tuple, list)) and all(is_int(d) for d in arg):
+                return math.prod(arg)
+        if not qual.startswith("nki."):
+            for a in node.args:
+                self.expr(a, env)
+            return Opaque(f"`{ast.unparse(node.func)}(...)` (another library) is not analyzed")
+        lang = is_lang(qual.rsplit(".", 1)[0])
+        if lang and short in INDEX_CALLS:
+            return INDEX_CALLS[short](self, node, env)
+        collect: list[RawAccess] = []
+        self._nki_args += 1
+        try:
+            args, kwargs = self._args(node, env, collect, dst_first=lang and short == "store")
+        finally:
+            self._nki_args -= 1
+        if kwargs.get("mask") is not None:
+            self._apply_mask(node, kwargs["mask"], collect, args, kwargs)
+        return call_result(short if lang else "", node, args, kwargs)
+
+    def _args(self, node: ast.Call, env: dict[str, Any], collect: list[RawAccess],
+              dst_first: bool = False) -> tuple[list[Any], dict[str, Any]]:
+        self._collect.append(collect)
+        try:
+            args, kwargs = [], {}
+            for k, a in enumerate(node.args):
+                if k == 0 and dst_first and isinstance(a, ast.Subscript):
+                    args.append(self._subscript(a, env, role="dst"))
+                elif isinstance(a, ast.Starred):
+                    v = self.expr(a.value, env)
+                    args.extend(v if isinstance(v, (tuple, list)) else [v])
+                else:
+                    args.append(self.expr(a, env))
+            for kw in node.keywords:
+                if kw.arg is None:
+                    continue
+                if kw.arg == "dst" and isinstance(kw.value, ast.Subscript):
+                    kwargs[kw.arg] = self._subscript(kw.value, env, role="dst")
+                elif kw.arg == "mask":
+                    kwargs[kw.arg] = self.expr(kw.value, env)
+                else:
+                    kwargs[kw.arg] = self.expr(kw.value, env)
+            return args, kwargs
+        finally:
+            self._collect.pop()
+
+    def _apply_mask(self, node: ast.Call, mask: Any, collect: list[RawAccess],
+                    args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None) -> None:
+        kw = next(k for k in node.keywords if k.arg == "mask")
+        if isinstance(mask, Opaque):
+            raise ReaderError(f"mask= of `{ast.unparse(node.func)}`: {mask.why}", node)
+        if not isinstance(mask, TileMask):
+            if mask is None:
+                return
+            raise ReaderError(f"mask= of `{ast.unparse(node.func)}` must compare index "
+                              "expressions (joined with &), got "
+                              f"`{ast.unparse(kw.value)}`", node)
+        views = {id(a) for a in collect}
+        operands = [(None, v) for v in args] + [(k, v) for k, v in (kwargs or {}).items()
+                                                if k not in ("mask", "value")]
+        whole = tuple(sorted({v.name for _, v in operands if isinstance(v, Tensor)
+                              and v.from_access not in views and not v.name.startswith("<")}))
+        self.out.masked_calls.append((node, kw, whole))
+        for acc in collect:
+            if acc.mask is None:
+                acc.mask, acc.mask_node, acc.call_node = mask, kw, node
+        self._call_masks[id(node)] = (mask, kw)
+
+    def _build(self, cls: Class, args: Sequence[Any], kwargs: Mapping[str, Any],
+               node: ast.AST | None) -> Object:
+        """``Config(...)``: class-level defaults (or a dataclass's field defaults), overridden
+        by the call's arguments."""
+        attrs: dict[str, Any] = {}
+        fields = []
+        for st in cls.node.body:
+            target = st.target if isinstance(st, ast.AnnAssign) else (
+                st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else None)
+            if isinstance(target, ast.Name):
+                fields.append(target.id)
+                if st.value is not None:
+                    try:
+                        attrs[target.id] = self.expr(st.value, cls.env)
+                    except ReaderError:
+                        attrs[target.id] = Opaque(f"field {target.id!r} is not analyzed")
+        for name, v in zip(fields, args):
+            attrs[name] = v
+        for name, v in kwargs.items():
+            if fields and name not in fields and node is None:
+                raise ParameterError(f"class {cls.node.name!r} has no field {name!r} (fields: "
+                                     f"{', '.join(fields)})")
+            attrs[name] = v
+        return Object(cls.node.name, attrs)
+
+    def _helper(self, fn: Func, node: ast.Call, env: dict[str, Any]) -> Any:
+        if self.depth >= MAX_CALL_DEPTH:
+            raise ReaderError(f"helper {fn.node.name!r} calls itself too deeply (recursion is "
+                              "not analyzed)", node)
+        collect: list[RawAccess] = []
+        outer, self._nki_args = self._nki_args, 0
+        try:
+            args, kwargs = self._args(node, env, collect)
+        finally:
+            self._nki_args = outer
+        local = dict(fn.env)  # the defining scope as it is now (a closure reads current values)
+        a = fn.node.args
+        positional = [p.arg for p in a.posonlyargs + a.args]
+        defaults = dict(zip(positional[::-1], list(a.defaults)[::-1]))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d})
+        given = dict(zip(positional, args))
+        if a.vararg is not None:
+            given[a.vararg.arg] = tuple(args[len(positional):])
+        given.update(kwargs)
+        for p in positional + [p.arg for p in a.kwonlyargs]:
+            if p not in given:
+                if p not in defaults:
+                    raise ReaderError(f"call of helper {fn.node.name!r} gives no value for "
+                                      f"parameter {p!r}", node)
+                given[p] = self.expr(defaults[p], fn.env)
+        local.update(given)
+        self.depth += 1
+        outer, self._nki_args = self._nki_args, 0
+        try:
+            self._block(fn.node.body, local)
+        except Return as r:
+            return r.value
+        finally:
+            self.depth -= 1
+            self._nki_args = outer
+        return None
