@@ -23,16 +23,14 @@ from typing import Any
 
 from egraph_tiles.nki.index.expr import AffineExpr, Var, scalar_var
 from egraph_tiles.nki.index.masks import TileMask
-from egraph_tiles.nki.index.ranges import DynSlice, arange, partial_tile_index
-from egraph_tiles.nki.index.scalar import DynamicScalar
 from egraph_tiles.nki.index.tile import TileIndex
 from egraph_tiles.nki.kernels.calls import INDEX_CALLS, call_result, method_result
 from egraph_tiles.nki.kernels.modules import (
     ModuleFinder,
     ParameterError,
-    is_str_param,
-    parse_value,
 )
+from egraph_tiles.nki.kernels.scope import ParameterScope
+from egraph_tiles.nki.kernels.subscripts import Subscripts
 from egraph_tiles.nki.kernels.values import (
     BUFFERS,
     DTYPES,
@@ -43,7 +41,6 @@ from egraph_tiles.nki.kernels.values import (
     MAX_UNROLL,
     TILE_SIZE,
     Class,
-    ConfigCall,
     Finding,
     Func,
     KernelRead,
@@ -52,7 +49,6 @@ from egraph_tiles.nki.kernels.values import (
     Module,
     Object,
     Opaque,
-    ParamText,
     PyModule,
     RawAccess,
     ReaderError,
@@ -62,13 +58,9 @@ from egraph_tiles.nki.kernels.values import (
     binop,
     compare1,
     const_value,
-    expand_ellipsis,
     is_int,
     is_lang,
-    module_alias,
-    slice_count,
     unary,
-    view_shape,
 )
 
 __all__ = ["Finding", "KernelRead", "Opaque", "ParameterError", "RawAccess", "Reader",
@@ -125,7 +117,9 @@ def read_kernel(source: str, kernel: str | None = None, *, filename: str = "<ker
 
 # ----- the abstract interpreter ------------------------------------------------------------------
 
-class Reader:
+class Reader(ParameterScope, Subscripts):
+    """The abstract interpreter of one kernel (statements, expressions, calls)."""
+
     def __init__(self, tree: ast.Module, fns: dict[str, ast.FunctionDef], kernel: str,
                  shapes: dict[str, Sequence[int]], dtypes: dict[str, str],
                  scalars: dict[str, Any], binds: dict[str, int], grid: tuple[int, ...],
@@ -174,113 +168,6 @@ class Reader:
         except Return:
             pass
         return self.out
-
-    def _param_value(self, p: ast.arg, default: ast.expr | None) -> Any:
-        name = p.arg
-        if name in self.shapes:
-            shape = tuple(int(d) for d in self.shapes[name])
-            return Tensor(name, shape, self.dtypes.get(name), "hbm")
-        if name in self.scalars:
-            return self._given(name, self.scalars[name], is_str_param(p, default))
-        if default is not None:
-            try:
-                return self.expr(default, self.globals)
-            except ReaderError:
-                pass
-        return Opaque(f"parameter {name!r} has no value (pass --shape {name}=D0xD1... for a "
-                      f"tensor or --scalar {name}=VALUE)")
-
-    def _given(self, name: str, v: Any, text_ok: bool) -> Any:
-        """A parameter value as given: text parsed for this parameter, configurations built."""
-        if isinstance(v, ParamText):
-            value = parse_value(v.text)
-            if text_ok and not (isinstance(value, str) and v.text.strip()[:1] in "'\""):
-                return v.text
-            if isinstance(value, ParamText):
-                raise ParameterError(
-                    f"--scalar {name}={v.text}: not a Python literal (expected a number, a "
-                    "tuple or list such as (3, 4), true / false / null, a quoted string, or a "
-                    "configuration such as Config(field=value))")
-            v = value
-        if isinstance(v, ConfigCall):
-            cls = self.globals.get(v.cls)
-            if not isinstance(cls, Class):
-                raise ParameterError(f"--scalar {name}: no class {v.cls!r} in the kernel's file "
-                                     "or the modules it imports")
-            args = [self._given(name, a, False) for a in v.args]
-            kwargs = {k: self._given(name, a, False) for k, a in v.kwargs}
-            return self._build(cls, args, kwargs, None)
-        if isinstance(v, (tuple, list)):
-            return type(v)(self._given(name, x, False) for x in v)
-        if isinstance(v, dict):
-            return {k: self._given(name, x, False) for k, x in v.items()}
-        return v
-
-    def _read_module(self, tree: ast.Module, env: dict[str, Any], home: Path | None) -> None:
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self._import(node, env, home)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                try:
-                    value = self.expr(node.value, env)
-                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                        self._bind(t, value, env, node)
-                except ReaderError:
-                    pass  # module-level code outside the kernel is not analyzed
-            elif isinstance(node, ast.FunctionDef):
-                env[node.name] = Func(node, env)
-            elif isinstance(node, ast.ClassDef):
-                env[node.name] = Class(node, env)
-
-    def _load_module(self, path: Path) -> PyModule:
-        key = path.resolve()
-        if key not in self.modules:
-            mod = self.modules[key] = PyModule(path.stem, {})
-            try:
-                tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-            except (OSError, SyntaxError, UnicodeDecodeError):
-                return mod
-            outer = self.stmt_line, self.instruction
-            self._read_module(tree, mod.env, path.parent)
-            self.stmt_line, self.instruction = outer
-        return self.modules[key]
-
-    def _import(self, node: ast.Import | ast.ImportFrom, env: dict[str, Any],
-                home: Path | None) -> None:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                local = self.finder.find(a.name, 0, home)
-                if local is not None:
-                    mod = self._load_module(local)
-                    env[a.asname or a.name.split(".")[0]] = mod
-                elif a.asname:
-                    env[a.asname] = Module(module_alias(a.name))
-                else:
-                    root = a.name.split(".")[0]
-                    env[root] = Module(module_alias(root) if root != "neuronxcc" else root)
-            return
-        local = self.finder.find(node.module, node.level, home)
-        base = module_alias(node.module or "")
-        for a in node.names:
-            if a.name == "*":
-                if local is not None:
-                    env.update(self._load_module(local).env)
-                continue
-            if local is not None:
-                members = self._load_module(local).env
-                if a.name in members:
-                    env[a.asname or a.name] = members[a.name]
-                    continue
-                sub = self.finder.find(a.name, 1, local.parent) if local.name == "__init__.py" \
-                    else None
-                env[a.asname or a.name] = self._load_module(sub) if sub is not None else Opaque(
-                    f"{a.name!r} is not defined in {local.name}")
-                continue
-            if node.level == 0:
-                env[a.asname or a.name] = Module(f"{base}.{a.name}" if base else a.name)
-            else:
-                env[a.asname or a.name] = Opaque(f"module `{'.' * node.level}{node.module or ''}"
-                                                 "` was not found next to the kernel file")
 
     def _finding(self, line: int | None, message: str, kind: str = "error") -> None:
         self.out.findings.append(Finding(line or 0, message, kind))
@@ -621,136 +508,6 @@ class Reader:
             left = right
         return result
 
-    # ----- subscripts: the accesses ---------------------------------------------------------
-    def _subscript(self, node: ast.Subscript, env: dict[str, Any], role: str) -> Any:
-        base = self.expr(node.value, env)
-        if isinstance(base, Module) and base.qual.endswith("language.mgrid"):
-            return self._mgrid(node, env)
-        if isinstance(base, arange):
-            item = self._index_items(node.slice, env)
-            try:
-                return base[item if len(item) != 1 else item[0]]
-            except (IndexError, ValueError, TypeError) as e:
-                raise ReaderError(f"`{ast.unparse(node)}`: {e}", node) from None
-        if isinstance(base, Tensor):
-            return self._access(node, base, env, role)
-        if isinstance(base, (tuple, list, str, dict)):
-            key = self.expr(node.slice, env)
-            key = const_value(key)
-            try:
-                return base[key]
-            except (TypeError, IndexError, KeyError):
-                if isinstance(key, AffineExpr):
-                    return Opaque(f"`{ast.unparse(node)}` indexes a Python sequence with a "
-                                  "loop variable")
-                raise ReaderError(f"cannot evaluate `{ast.unparse(node)}`", node) from None
-        if isinstance(base, Opaque):
-            if base.kind == "unknown" and "has no value" in base.why:
-                raise ReaderError(base.why, node)
-            self._index_items(node.slice, env)
-            return base
-        if isinstance(base, TileIndex):
-            raise ReaderError(f"`{ast.unparse(node)}` subscripts an index (expected "
-                              "nl.arange(n)[:, None] on the arange itself)", node)
-        return Opaque(f"`{ast.unparse(node)}` is not analyzed")
-
-    def _index_items(self, sl: ast.expr, env: dict[str, Any]) -> tuple[Any, ...]:
-        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        return tuple(const_value(self.expr(e, env)) for e in elts)
-
-    def _mgrid(self, node: ast.Subscript, env: dict[str, Any]) -> MGrid:
-        items = self._index_items(node.slice, env)
-        ranges = []
-        for it in items:
-            if not isinstance(it, slice):
-                raise ReaderError(f"nl.mgrid takes slices `start:stop[:step]`, got "
-                                  f"`{ast.unparse(node.slice)}`", node)
-            start, stop, step = (0 if it.start is None else it.start, it.stop,
-                                 1 if it.step is None else it.step)
-            if isinstance(start, AffineExpr) and step == 1 and isinstance(stop, (int, AffineExpr)):
-                n = slice_count(slice(start, stop), 0)
-                if n is not None and n > 0:  # a moving window of constant length
-                    ranges.append((start, n))
-                    continue
-            if not all(is_int(v) for v in (start, stop, step)):
-                raise ReaderError(f"nl.mgrid bounds must be integers known before the kernel "
-                                  f"runs: `{ast.unparse(node.slice)}`", node)
-            r = range(int(start), int(stop), int(step))
-            if int(step) <= 0 or len(r) == 0:
-                raise ReaderError(f"nl.mgrid axis `{start}:{stop}:{step}` is empty", node)
-            ranges.append(r)
-        axes = partial_tile_index(tuple(len(r) if isinstance(r, range) else r[1] for r in ranges))
-        out = []
-        for ax, r in zip(axes, ranges):
-            if isinstance(r, range):
-                idx = ax * r.step if r.step != 1 else ax
-                out.append(idx + r.start if r.start else idx)
-            else:
-                out.append(ax + DynamicScalar(r[0]))
-        return MGrid(tuple(out))
-
-    def _access(self, node: ast.Subscript, base: Tensor, env: dict[str, Any], role: str) -> Any:
-        items = self._index_items(node.slice, env)
-        text = node.value.id if isinstance(node.value, ast.Name) else ast.unparse(node.value)
-        legacy = False
-        subs: list[Any] = []
-        for it in items:
-            if isinstance(it, MGrid):
-                raise ReaderError(f"`{ast.unparse(node)}`: index with the grid's axes "
-                                  "(grid.p, grid.x) or unpack it", node)
-            if isinstance(it, Opaque):
-                if it.kind == "nonaffine":
-                    raise ReaderError(f"non-affine index in `{ast.unparse(node)}`: {it.why}",
-                                  node, "non-affine")
-                raise ReaderError(f"index of `{ast.unparse(node)}` cannot be analyzed: "
-                                  f"{it.why}", node)
-            if isinstance(it, Tensor):
-                self._finding(node.lineno, f"indirect access `{ast.unparse(node)}`: the index "
-                              f"is the data tile {it.name!r} (read at run time), not inferred",
-                              "indirect")
-                return base.with_shape(None, "<tile>")
-            if isinstance(it, TileIndex):
-                legacy = True
-            elif isinstance(it, float):
-                raise ReaderError(f"`{ast.unparse(node)}`: a float index", node)
-            elif it is None:
-                raise ReaderError(f"`{ast.unparse(node)}`: `None` (new axis) in a tensor "
-                                  "index is not supported", node)
-            elif isinstance(it, (TileMask, arange)):
-                raise ReaderError(f"`{ast.unparse(node)}`: expected an index, got "
-                                  f"{type(it).__name__} (subscript the arange: "
-                                  "nl.arange(n)[:, None])", node)
-            elif not isinstance(it, (int, AffineExpr, slice, DynSlice, type(Ellipsis))):
-                raise ReaderError(f"index of `{ast.unparse(node)}` cannot be analyzed "
-                                  f"({type(it).__name__})", node)
-            subs.append(it)
-        if base.shape is None:
-            raise ReaderError(f"the shape of {text!r} is not known (pass --shape "
-                              f"{text}=D0xD1... for a parameter)", node)
-        subs = expand_ellipsis(subs, len(base.shape), node)
-        for s in subs:
-            if isinstance(s, slice) and any(isinstance(p, (Opaque, Tensor, TileIndex))
-                                            for p in (s.start, s.stop, s.step)):
-                raise ReaderError(f"slice bounds of `{ast.unparse(node)}` must be integers or "
-                                  "affine loop expressions", node)
-        acc = RawAccess(node.lineno, node.col_offset, node, text, base, role, tuple(subs),
-                        legacy, tuple(self.scope), instruction=self.instruction,
-                        stmt_line=self.stmt_line, in_helper=self.depth > 0,
-                        operand=self._nki_args > 0 or role == "dst")
-        self.out.accesses.append(acc)
-        for c in self._collect:
-            c.append(acc)
-        shape = view_shape(acc.subs, base.shape)
-        if shape is not None and base.buffer != "hbm" and not legacy:
-            # an on-chip tile keeps a size-1 free axis where an integer indexes it
-            keep = [k for k, sub in enumerate(acc.subs) if k > 0 and isinstance(sub, (int, AffineExpr))]
-            if keep and len(shape) + len(keep) == len(base.shape):
-                full = list(shape)
-                for k in keep:
-                    full.insert(k, 1)
-                shape = tuple(full)
-        return Tensor("<tile>", shape, base.dtype, base.buffer, id(acc))
-
     # ----- calls ----------------------------------------------------------------------------
     def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
         fn = self.expr(node.func, env)
@@ -892,31 +649,6 @@ class Reader:
             if acc.mask is None:
                 acc.mask, acc.mask_node, acc.call_node = mask, kw, node
         self._call_masks[id(node)] = (mask, kw)
-
-    def _build(self, cls: Class, args: Sequence[Any], kwargs: Mapping[str, Any],
-               node: ast.AST | None) -> Object:
-        """``Config(...)``: class-level defaults (or a dataclass's field defaults), overridden
-        by the call's arguments."""
-        attrs: dict[str, Any] = {}
-        fields = []
-        for st in cls.node.body:
-            target = st.target if isinstance(st, ast.AnnAssign) else (
-                st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else None)
-            if isinstance(target, ast.Name):
-                fields.append(target.id)
-                if st.value is not None:
-                    try:
-                        attrs[target.id] = self.expr(st.value, cls.env)
-                    except ReaderError:
-                        attrs[target.id] = Opaque(f"field {target.id!r} is not analyzed")
-        for name, v in zip(fields, args):
-            attrs[name] = v
-        for name, v in kwargs.items():
-            if fields and name not in fields and node is None:
-                raise ParameterError(f"class {cls.node.name!r} has no field {name!r} (fields: "
-                                     f"{', '.join(fields)})")
-            attrs[name] = v
-        return Object(cls.node.name, attrs)
 
     def _helper(self, fn: Func, node: ast.Call, env: dict[str, Any]) -> Any:
         if self.depth >= MAX_CALL_DEPTH:
