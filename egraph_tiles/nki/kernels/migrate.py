@@ -42,6 +42,7 @@ from egraph_tiles.nki.kernels.analyze import (
     outer_flat,
 )
 from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.kernels.program import check_program, iteration_envs
 from egraph_tiles.nki.kernels.reader import Finding
 from egraph_tiles.nki.index.symint import SymInt, Value, sym_evaluate, sym_text
 
@@ -298,17 +299,15 @@ def _symbols(form: _Form) -> bool:
 # ----- the migrated file ---------------------------------------------------------------------------
 
 def migrate_kernel(report: KernelReport) -> Migration:
-    """Rewrite every legacy access of ``report``'s kernel in its source."""
+    """Rewrite every legacy access of ``report``'s kernel in its source, keeping only rewrites
+    that leave the kernel the same program (:mod:`~egraph_tiles.nki.kernels.program`)."""
     source = report.read.source
     findings: list[Finding] = []
     by_node: dict[int, list[AccessReport]] = {}
     for rep in report.accesses:
         if rep.raw.legacy or rep.raw.mask is not None:
             by_node.setdefault(id(rep.raw.node), []).append(rep)
-    texts: dict[int, str] = {}
-    edits: list[tuple[int, int, str]] = []
-    src = _Source(source)
-    done_nodes: set[int] = set()
+    chosen: dict[int, tuple[str, list[AccessReport]]] = {}
     for reps in by_node.values():
         results = [migrate_access(rep, report) for rep in reps]
         new = {t for t, _ in results}
@@ -323,24 +322,29 @@ def migrate_kernel(report: KernelReport) -> Migration:
                                     "is reached with different indices (a helper called from "
                                     "several places): rewrite it by hand", "migration"))
             continue
-        text = new.pop()
+        chosen[id(rep0.raw.node)] = (new.pop(), reps)
+    accepted = set(chosen)
+    check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
+    for nid, why in check.refused.items():
+        node = chosen[nid][1][0].raw.node
+        findings.append(Finding(node.lineno, f"not migrated: {ast.unparse(node)}: {why}",
+                                "migration"))
+    texts: dict[int, str] = {}
+    edits: list[tuple[int, int, str]] = []
+    src = _Source(source)
+    for nid in accepted:
+        text, reps = chosen[nid]
         for rep in reps:
             texts[id(rep)] = text
-        edits.append((*src.span(rep0.raw.node), text))
-        done_nodes.add(id(rep0.raw.node))
-    edits += _mask_edits(report, done_nodes, src, findings)
+        edits.append((*src.span(reps[0].raw.node), text))
+    edits += [(*src.span(node), text) for node, text in check.slices]
+    edits += _mask_edits(report, accepted, src, findings)
     carried = {id(r.raw.mask_node) for r in report.accesses}
-    for call, kw, whole in report.read.masked_calls:
-        fn = ast.unparse(call.func)
+    for call, kw, _ in report.read.masked_calls:
         if id(kw) not in carried:
-            findings.append(Finding(kw.lineno, f"mask= of `{fn}(...)` kept: the call has no "
-                                    "indexed operand to carry it (rewrite it by hand)",
-                                    "migration"))
-        elif whole and all(id(r.raw.node) in done_nodes for r in report.accesses
-                           if r.raw.mask_node is kw):
-            findings.append(Finding(kw.lineno, f"mask= of `{fn}(...)` dropped: its whole-tile "
-                                    f"operand(s) {', '.join(whole)} keep their full shape; "
-                                    "check they match the narrowed accesses", "migration"))
+            findings.append(Finding(kw.lineno, f"mask= of `{ast.unparse(call.func)}(...)` kept: "
+                                    "the call has no indexed operand to carry it (rewrite it by "
+                                    "hand)", "migration"))
     out = _apply(source, edits)
     try:
         out = _drop_unused_indices(out)

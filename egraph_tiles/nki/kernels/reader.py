@@ -43,6 +43,7 @@ from egraph_tiles.nki.kernels.values import (
     Class,
     Finding,
     Func,
+    CallRecord,
     KernelRead,
     Method,
     MGrid,
@@ -144,7 +145,7 @@ class Reader(ParameterScope, Subscripts):
         self._nki_args = 0  # > 0 while evaluating the arguments of an nl / nisa call
         self._collect: list[list[RawAccess]] = []
         self._call_masks: dict[int, tuple[TileMask, ast.keyword]] = {}
-        self._params: dict[str, str] = {}  # name of a value -> the parameter it came from
+        self._records: dict[int, CallRecord] = {}  # id(call node) -> its latest evaluation
 
     # ----- driver ---------------------------------------------------------------------------
     def run(self) -> KernelRead:
@@ -199,6 +200,7 @@ class Reader(ParameterScope, Subscripts):
                 for acc in self.out.accesses[n0:]:
                     if acc.mask is None:
                         acc.mask, acc.mask_node, acc.call_node = masked[0], masked[1], st.value
+                        acc.record = self._records.get(id(st.value))
         elif isinstance(st, ast.AnnAssign):
             if st.value is not None:
                 self._bind(st.target, self.expr(st.value, env), env, st)
@@ -253,7 +255,7 @@ class Reader(ParameterScope, Subscripts):
     def _bind(self, target: ast.expr, value: Any, env: dict[str, Any], st: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             if isinstance(value, Tensor) and value.name.startswith("<"):
-                value = value.with_shape(value.shape, target.id)
+                value = value.renamed(target.id)
             if isinstance(value, AffineExpr):
                 for v in value.free_vars:
                     if v.name.startswith("program_id_") and value == AffineExpr.var(v) \
@@ -388,9 +390,13 @@ class Reader(ParameterScope, Subscripts):
         if isinstance(node, ast.Attribute):
             return self._attribute(node, env)
         if isinstance(node, ast.BinOp):
-            return binop(node.op, self.expr(node.left, env), self.expr(node.right, env), node)
+            a, b = self.expr(node.left, env), self.expr(node.right, env)
+            self.escape(a, b)
+            return binop(node.op, a, b, node)
         if isinstance(node, ast.UnaryOp):
-            return unary(node, self.expr(node.operand, env))
+            v = self.expr(node.operand, env)
+            self.escape(v)
+            return unary(node, v)
         if isinstance(node, ast.Compare):
             return self._compare(node, env)
         if isinstance(node, ast.BoolOp):
@@ -470,6 +476,8 @@ class Reader(ParameterScope, Subscripts):
                     return attr
             return Module(qual)
         if isinstance(base, Tensor):
+            if attr != "dtype":
+                self.escape(base)
             if attr == "shape":
                 if base.shape is None:
                     return Opaque(f"the shape of {base.name!r} is not known")
@@ -502,6 +510,8 @@ class Reader(ParameterScope, Subscripts):
         result: Any = None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node, env)
+            if not isinstance(op, (ast.Is, ast.IsNot)):
+                self.escape(left, right)
             r = compare1(op, left, right, node)
             result = r if result is None else binop(ast.BitAnd(), result, r, node) \
                 if isinstance(r, TileMask) else (result and r)
@@ -514,6 +524,7 @@ class Reader(ParameterScope, Subscripts):
         if isinstance(fn, Func):
             return self._helper(fn, node, env)
         if isinstance(fn, Method):
+            self.escape(fn.tensor)
             collect: list[RawAccess] = []
             args, kwargs = self._args(node, env, collect)
             return method_result(fn.tensor, fn.name, node, args, kwargs)
@@ -600,7 +611,29 @@ class Reader(ParameterScope, Subscripts):
             self._nki_args -= 1
         if kwargs.get("mask") is not None:
             self._apply_mask(node, kwargs["mask"], collect, args, kwargs)
-        return call_result(short if lang else "", node, args, kwargs)
+        result = call_result(short if lang else "", node, args, kwargs)
+        views = {id(a) for a in collect}
+        arg_nodes = [a for a in node.args if not isinstance(a, ast.Starred)]
+        pairs = list(zip(arg_nodes, args)) if len(arg_nodes) == len(args) else []
+        pairs += [(k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs]
+        whole = [(n, v) for n, v in pairs if isinstance(v, Tensor) and v.from_access not in views]
+        rec = CallRecord(node, short if lang else "", self.instruction, args, kwargs, whole)
+        self.out.calls.append(rec)
+        self._records[id(node)] = rec
+        for acc in collect:
+            if acc.record is None:  # the innermost call an access is an operand of
+                acc.record = rec
+        if isinstance(result, Tensor):
+            result.producer = rec
+            rec.result = result
+        return result
+
+    def escape(self, *values: Any) -> None:
+        """A call's result tile read outside an nl / nisa call (Python arithmetic on it, its
+        ``.shape``, a method): its shape must stay what the legacy kernel has."""
+        for v in values:
+            if isinstance(v, Tensor) and v.producer is not None:
+                self.out.escapes.add(id(v.producer))
 
     def _args(self, node: ast.Call, env: dict[str, Any], collect: list[RawAccess],
               dst_first: bool = False) -> tuple[list[Any], dict[str, Any]]:

@@ -25,7 +25,7 @@ from egraph_tiles.nki.index.ranges import DynSlice
 from egraph_tiles.nki.index.scalar import DynamicScalar
 from egraph_tiles.nki.index.tile import TileIndex
 
-__all__ = ["Class", "ConfigCall", "Finding", "Func", "KernelRead", "MGrid", "Method", "Module",
+__all__ = ["Class", "CallRecord", "ConfigCall", "Finding", "Func", "KernelRead", "MGrid", "Method", "Module",
            "Object", "Opaque", "ParamText", "PyModule", "RawAccess", "ReaderError", "Tensor"]
 
 #: ``nl.tile_size`` constants (NKI's hardware tile limits).
@@ -80,9 +80,14 @@ class Tensor:
     dtype: str | None = None
     buffer: str = "sbuf"
     from_access: int = 0  # id of the RawAccess whose value this is (0: not an access's value)
+    producer: CallRecord | None = None  # the nl / nisa call whose result this tile is
 
     def with_shape(self, shape: tuple[int, ...] | None, name: str | None = None) -> Tensor:
         return Tensor(name or self.name, shape, self.dtype, self.buffer)
+
+    def renamed(self, name: str) -> Tensor:
+        """The same value bound to a name (still the same access's value / call's result)."""
+        return Tensor(name, self.shape, self.dtype, self.buffer, self.from_access, self.producer)
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,22 @@ class RawAccess:
     stmt_line: int = 0  # first line of that statement
     in_helper: bool = False  # read inside a helper function (at one of its call sites)
     operand: bool = True  # an operand of an nl / nisa instruction (not a view passed along)
+    record: CallRecord | None = None  # the instruction evaluation it is an operand of
+
+
+@dataclass(eq=False)
+class CallRecord:
+    """One evaluation of an ``nl.*`` / ``nisa.*`` instruction: its evaluated arguments, and the
+    whole-tile operands among them (a tile passed as is, not an indexed access of the call),
+    each with its argument's syntax node."""
+
+    node: ast.Call
+    short: str
+    instruction: int
+    args: list[Any]
+    kwargs: dict[str, Any]
+    whole: list[tuple[ast.expr, Tensor]]
+    result: Any = None
 
 
 @dataclass
@@ -126,6 +147,8 @@ class KernelRead:
     steps: dict[str, int] = field(default_factory=dict)  # loop variable -> step
     source_names: dict[str, str] = field(default_factory=dict)  # symbol -> Python text
     masked_calls: list[tuple[ast.Call, ast.keyword, tuple[str, ...]]] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)  # every nl / nisa instruction evaluated
+    escapes: set[int] = field(default_factory=set)  # id(CallRecord): result read outside nl calls
     # every call with a mask=: the call, its keyword, its whole-tile operands (not indexed)
 
 
