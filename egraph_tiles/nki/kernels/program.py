@@ -70,6 +70,7 @@ def _tile_axes(rep: AccessReport) -> list[_Axis]:
 
 class _Checker:
     slices: dict[int, tuple[ast.expr, list[str]]]
+    memo: dict[tuple[int, tuple[tuple[str, int], ...]], list[tuple[Value, Value]] | None]
 
     def __init__(self, report: KernelReport, accepted: set[int], envs_of: Any) -> None:
         self.report = report
@@ -154,12 +155,15 @@ class _Checker:
                         return None, why, own
         for node, w in rec.whole:
             p = w.producer
-            if p is None or not any(self.rewritten(r) for r in self.own(p)) or depth > 32:
+            if p is None or depth > 32:
                 continue
             pbox = self.result_box(p, env, depth + 1)
             if pbox is None or w.shape is None or len(pbox) != len(w.shape):
                 return None, f"`{ast.unparse(node)}` is narrowed in a way the check cannot " \
                     "follow", self.own(p)
+            if all(int(sym_evaluate(e, env)) - int(sym_evaluate(f, env)) == n
+                   for (f, e), n in zip(pbox, w.shape)):
+                continue  # not narrowed here: a whole tile (sliced to the box if need be)
             if len(w.shape) != len(legacy):
                 if any(int(sym_evaluate(e, env)) - int(sym_evaluate(f, env)) != n
                        for (f, e), n in zip(pbox, w.shape)):
@@ -177,9 +181,20 @@ class _Checker:
     def result_box(self, rec: CallRecord, env: dict[str, int], depth: int = 0
                    ) -> list[tuple[Value, Value]] | None:
         """``(first, end)`` per axis of an instruction's result tile (``None``: not known)."""
-        legacy = self.legacy_shape(rec)
-        if legacy is None or not isinstance(rec.result, Tensor) or rec.result.shape is None:
+        key = (id(rec), tuple(sorted(env.items())))
+        if key not in self.memo:
+            self.memo[key] = self._result_box(rec, env, depth)
+        return self.memo[key]
+
+    def _result_box(self, rec: CallRecord, env: dict[str, int], depth: int
+                    ) -> list[tuple[Value, Value]] | None:
+        if not isinstance(rec.result, Tensor) or rec.result.shape is None:
             return None
+        legacy = self.legacy_shape(rec)
+        if legacy is None:  # an allocation, or operands the check does not align
+            if rec.whole or any(self.rewritten(r) for r in self.own(rec)):
+                return None
+            return [(0, n) for n in rec.result.shape]
         box, _, _ = self.box(rec, legacy, env, depth)
         if box is None:
             return None
@@ -207,8 +222,7 @@ class _Checker:
                 return self.refuse(kept, "its instruction keeps mask= (another operand stays as "
                                    "written), and the mask has the legacy tile's shape")
         may_narrow = any(self.rewritten(r) and r.raw.mask is not None for r in own) or any(
-            w.producer is not None and any(self.rewritten(r) for r in self.own(w.producer))
-            for _, w in rec.whole)
+            w.producer is not None for _, w in rec.whole)
         legacy = self.legacy_shape(rec)
         if legacy is None and may_narrow:
             return self.refuse(own, "the instruction's operands have shapes the check cannot "
@@ -229,7 +243,7 @@ class _Checker:
             if legacy is not None:
                 box, why, culprit = self.box(rec, legacy, env)
                 if box is None:
-                    return self.refuse(culprit, why)
+                    return self.refuse(culprit, why) or self.refuse(own, why)
                 narrow = any(self._count(f, e, env) != n for (f, e), n in zip(box, legacy))
                 if narrow and rec.result is not None and id(rec) in self.report.read.escapes:
                     return self.refuse(own, "its result tile is read outside an instruction "
@@ -285,7 +299,7 @@ class _Checker:
         return tuple(1 if d == 1 else self._count(f, e, env) for d, (f, e) in zip(w.shape, box))
 
     def current(self, w: Tensor, env: dict[str, int]) -> tuple[int, ...] | None:
-        if w.producer is not None and any(self.rewritten(r) for r in self.own(w.producer)):
+        if w.producer is not None:
             box = self.result_box(w.producer, env)
             return None if box is None else tuple(self._count(f, e, env) for f, e in box)
         return w.shape
@@ -296,7 +310,7 @@ def check_program(report: KernelReport, accepted: set[int], envs_of: Any) -> Pro
     ids of the access nodes whose rewrite passed its own check; it is narrowed in place)."""
     ch = _Checker(report, accepted, envs_of)
     for _ in range(len(report.read.calls) + 2):
-        ch.slices = {}
+        ch.slices, ch.memo = {}, {}
         if not any(ch.check(rec) for rec in report.read.calls):
             break
     out = ProgramCheck(ch.refused)
