@@ -338,10 +338,10 @@ def migrate_kernel(report: KernelReport) -> Migration:
             texts[id(rep)] = text
         edits.append((*src.span(reps[0].raw.node), text))
     edits += [(*src.span(node), text) for node, text in check.slices]
-    edits += _mask_edits(report, accepted, src, findings)
+    edits += _mask_edits(report, accepted, check.dropped, src, findings)
     carried = {id(r.raw.mask_node) for r in report.accesses}
     for call, kw, _ in report.read.masked_calls:
-        if id(kw) not in carried:
+        if id(kw) not in carried and id(kw) not in check.dropped:
             findings.append(Finding(kw.lineno, f"mask= of `{ast.unparse(call.func)}(...)` kept: "
                                     "the call has no indexed operand to carry it (rewrite it by "
                                     "hand)", "migration"))
@@ -373,13 +373,18 @@ class _Source:
         return self.pos(node.lineno, node.col_offset), self.pos(node.end_lineno, node.end_col_offset)
 
 
-def _mask_edits(report: KernelReport, done: set[int], src: _Source,
+def _mask_edits(report: KernelReport, done: set[int], lone: set[int], src: _Source,
                 findings: list[Finding]) -> list[tuple[int, int, str]]:
+    """Drop each ``mask=`` whose accesses were all rewritten, and each one (``lone``: ids of
+    keywords) on a call without indexed operands whose operands already have its box."""
     calls: dict[int, tuple[ast.Call, ast.keyword, list[AccessReport]]] = {}
     for rep in report.accesses:
         if rep.raw.mask_node is not None and rep.raw.call_node is not None:
             key = id(rep.raw.mask_node)
             calls.setdefault(key, (rep.raw.call_node, rep.raw.mask_node, []))[2].append(rep)
+    for call, kw, _ in report.read.masked_calls:
+        if id(kw) in lone:
+            calls.setdefault(id(kw), (call, kw, []))
     edits = []
     for call, kw, reps in calls.values():
         if not all(id(r.raw.node) in done for r in reps):

@@ -31,16 +31,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from egraph_tiles.nki.index.expr import Var
+from egraph_tiles.nki.index.masks import TileMask
 from egraph_tiles.nki.index.symint import Value, sym_evaluate, sym_text
 from egraph_tiles.nki.kernels.analyze import AccessReport, KernelReport, _vars_of
+from egraph_tiles.nki.kernels.calls import CALLS
 from egraph_tiles.nki.kernels.values import CallRecord, Tensor
 
 __all__ = ["ProgramCheck", "check_program"]
 
-_ELEMENTWISE_RESULT = {"load", "", "tensor_copy", "exp", "add", "subtract", "multiply",
-                       "divide", "maximum", "minimum", "negative", "copy", "activation",
-                       "tensor_tensor", "tensor_scalar"}
 
 
 @dataclass
@@ -49,6 +50,7 @@ class ProgramCheck:
 
     refused: dict[int, str] = field(default_factory=dict)
     slices: list[tuple[ast.expr, str]] = field(default_factory=list)
+    dropped: set[int] = field(default_factory=set)  # id(mask keyword) of calls without accesses
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,36 @@ class _Axis:
 
     def count(self, env: dict[str, int]) -> int:
         return int(sym_evaluate(self.end, env)) - int(sym_evaluate(self.first, env))
+
+
+def _mask_box(mask: Any, legacy: tuple[int, ...], env: dict[str, int]
+              ) -> list[tuple[int, int]] | None:
+    """The box a mask switches on over an instruction of shape ``legacy`` at one iteration
+    (``None``: not a box, or empty)."""
+    if not isinstance(mask, TileMask) or mask.tile is None:
+        return None
+    try:
+        arr = np.broadcast_to(np.asarray(mask.evaluate(env), dtype=bool), legacy)
+    except (ValueError, KeyError, TypeError):
+        return None
+    out, outer = [], np.ones((), dtype=bool)
+    for k in range(arr.ndim):
+        on = np.flatnonzero(arr.any(axis=tuple(j for j in range(arr.ndim) if j != k)))
+        if on.size == 0 or on[-1] - on[0] + 1 != on.size:
+            return None
+        out.append((int(on[0]), int(on[-1]) + 1))
+        line = np.zeros(arr.shape[k], dtype=bool)
+        line[on] = True
+        outer = np.multiply.outer(outer, line)
+    return out if np.array_equal(outer, arr) else None
+
+
+def _axes_of(rank: int, total: int) -> list[int] | None:
+    """Where the axes of a rank-``rank`` operand sit in a rank-``total`` instruction: NKI
+    broadcasts the partition axis (first) and the free axes (right-aligned) separately."""
+    if rank > total:
+        return None
+    return [0] + list(range(total - rank + 1, total)) if rank else []
 
 
 def _tile_axes(rep: AccessReport) -> list[_Axis]:
@@ -70,6 +102,8 @@ def _tile_axes(rep: AccessReport) -> list[_Axis]:
 
 class _Checker:
     slices: dict[int, tuple[ast.expr, list[str]]]
+    dropped: set[int]
+    kept: set[int]
     memo: dict[tuple[int, tuple[tuple[str, int], ...]], list[tuple[Value, Value]] | None]
 
     def __init__(self, report: KernelReport, accepted: set[int], envs_of: Any) -> None:
@@ -97,6 +131,25 @@ class _Checker:
     def rewritten(self, rep: AccessReport) -> bool:
         return id(rep.raw.node) in self.accepted
 
+    def culprits(self, rec: CallRecord, depth: int = 0) -> list[AccessReport]:
+        """The rewritten accesses a tile's narrowing comes from: the instruction's own, and
+        those of the instructions producing its operands (refused to keep the tile whole)."""
+        out = [r for r in self.own(rec) if self.rewritten(r)]
+        if depth < 32:
+            for _, w in rec.whole:
+                if w.producer is not None:
+                    out += self.culprits(w.producer, depth + 1)
+        return out
+
+    def variables(self, rec: CallRecord, depth: int = 0) -> set[Var]:
+        """The loop variables an instruction's box depends on (through its producers too)."""
+        out = {v for r in self.own(rec) for v in _vars_of(r)}
+        if depth < 32:
+            for _, w in rec.whole:
+                if w.producer is not None:
+                    out |= self.variables(w.producer, depth + 1)
+        return out
+
     def refuse(self, reps: Sequence[AccessReport], why: str) -> bool:
         changed = False
         for r in reps:
@@ -117,9 +170,13 @@ class _Checker:
         if any(s is None for s in shapes) or not shapes:
             return None
         rank = max(len(s) for s in shapes)
-        if any(len(s) != rank for s in shapes):
-            return None
-        return tuple(max(s[k] for s in shapes) for k in range(rank))
+        out = [1] * rank
+        for s in shapes:
+            for d, k in zip(s, _axes_of(len(s), rank) or []):
+                if d != 1 and out[k] not in (1, d):
+                    return None
+                out[k] = max(out[k], d)
+        return tuple(out)
 
     def box(self, rec: CallRecord, legacy: tuple[int, ...], env: dict[str, int], depth: int = 0
             ) -> tuple[list[tuple[Value, Value]] | None, str, list[AccessReport]]:
@@ -143,13 +200,12 @@ class _Checker:
 
         for rep in self.by_record.get(id(rec), []):
             tile = _tile_axes(rep) if self.rewritten(rep) else [_Axis(0, n) for n in rep.shape]
-            if len(tile) != len(legacy):
-                if any(a.count(env) != n for a, n in zip(tile, rep.shape)):
-                    return None, (f"`{ast.unparse(rep.raw.node)}` has another rank than the "
-                                  "instruction"), own
-                continue
-            for k, (a, n) in enumerate(zip(tile, legacy)):
-                if rep.shape[k] == n and n != 1:
+            where = _axes_of(len(tile), len(legacy))
+            if where is None:
+                return None, (f"`{ast.unparse(rep.raw.node)}` has another rank than the "
+                              "instruction"), own
+            for a, d, k in zip(tile, rep.shape, where):
+                if d == legacy[k] and d != 1:
                     why = put(k, a.first, a.end, own)
                     if why:
                         return None, why, own
@@ -160,22 +216,20 @@ class _Checker:
             pbox = self.result_box(p, env, depth + 1)
             if pbox is None or w.shape is None or len(pbox) != len(w.shape):
                 return None, f"`{ast.unparse(node)}` is narrowed in a way the check cannot " \
-                    "follow", self.own(p)
+                    "follow", self.culprits(p)
             if all(int(sym_evaluate(e, env)) - int(sym_evaluate(f, env)) == n
                    for (f, e), n in zip(pbox, w.shape)):
                 continue  # not narrowed here: a whole tile (sliced to the box if need be)
-            if len(w.shape) != len(legacy):
-                if any(int(sym_evaluate(e, env)) - int(sym_evaluate(f, env)) != n
-                       for (f, e), n in zip(pbox, w.shape)):
-                    return None, f"`{ast.unparse(node)}` has another rank than the " \
-                        "instruction", self.own(p)
-                continue
-            for k, ((f, e), n) in enumerate(zip(pbox, legacy)):
-                if w.shape[k] == n and n != 1:
-                    why = put(k, f, e, self.own(p))
+            where = _axes_of(len(w.shape), len(legacy))
+            if where is None:
+                return None, f"`{ast.unparse(node)}` has another rank than the " \
+                    "instruction", self.culprits(p)
+            for (f, e), d, k in zip(pbox, w.shape, where):
+                if d == legacy[k] and d != 1:
+                    why = put(k, f, e, [])
                     if why:
                         return None, f"its result `{ast.unparse(node)}` meets line " \
-                            f"{node.lineno} with another box: {why}", self.own(p)
+                            f"{node.lineno} with another box: {why}", self.culprits(p)
         return [a if a is not None else (0, n) for a, n in zip(axes, legacy)], "", own
 
     def result_box(self, rec: CallRecord, env: dict[str, int], depth: int = 0
@@ -201,9 +255,10 @@ class _Checker:
         counts = tuple(int(sym_evaluate(e, env)) - int(sym_evaluate(f, env)) for f, e in box)
         if counts == legacy:
             return [(0, n) for n in rec.result.shape]  # not narrowed at this iteration
-        if rec.short in _ELEMENTWISE_RESULT and len(rec.result.shape) == len(box):
-            return box
-        if rec.short in ("sum", "max", "min", "mean", "prod", "tensor_reduce"):
+        spec = CALLS.get(rec.short)
+        if (spec is None or rec.short == "load") and len(rec.result.shape) == len(box):
+            return box  # elementwise (the table's default): the result has the box
+        if spec is not None and spec.shape is CALLS["sum"].shape:
             axis, keep = rec.kwargs.get("axis"), rec.kwargs.get("keepdims", False)
             axes = set(axis if isinstance(axis, (tuple, list)) else (axis,))
             axes = {a % len(box) for a in axes if isinstance(a, int)}
@@ -227,10 +282,7 @@ class _Checker:
         if legacy is None and may_narrow:
             return self.refuse(own, "the instruction's operands have shapes the check cannot "
                                "align; rewrite it by hand")
-        variables = {v for r in own for v in _vars_of(r)}
-        for _, w in rec.whole:
-            if w.producer is not None:
-                variables |= {v for r in self.own(w.producer) for v in _vars_of(r)}
+        variables = self.variables(rec)
         envs = self.envs_of(sorted(variables, key=lambda v: v.name))
         if envs is None:
             if may_narrow or any(w.producer is not None for _, w in rec.whole):
@@ -238,6 +290,9 @@ class _Checker:
                                    "instruction at every iteration")
             return False
         slices: dict[int, tuple[ast.expr, list[str]]] = {}
+        mask = rec.kwargs.get("mask") if isinstance(rec.node, ast.Call) else None
+        lone = mask is not None and not group  # a mask= no access of the call carries
+        droppable, narrowed_by = lone and legacy is not None, []
         for env in envs:
             box: list[tuple[Value, Value]] | None = None
             if legacy is not None:
@@ -245,11 +300,17 @@ class _Checker:
                 if box is None:
                     return self.refuse(culprit, why) or self.refuse(own, why)
                 narrow = any(self._count(f, e, env) != n for (f, e), n in zip(box, legacy))
+                if lone:
+                    here = [(int(sym_evaluate(f, env)), int(sym_evaluate(e, env))) for f, e in box]
+                    droppable = droppable and _mask_box(mask, legacy, env) == here
+                    if narrow:
+                        narrowed_by = [r for _, w in rec.whole if w.producer is not None
+                                       for r in self.culprits(w.producer)]
                 if narrow and rec.result is not None and id(rec) in self.report.read.escapes:
-                    return self.refuse(own, "its result tile is read outside an instruction "
+                    return self.refuse(self.culprits(rec), "its result tile is read outside an instruction "
                                        "(arithmetic, .shape or a method) with the legacy shape")
                 if narrow and rec.result is not None and id(rec) in self.indexed:
-                    return self.refuse(own, "its result tile is indexed later in the legacy "
+                    return self.refuse(self.culprits(rec), "its result tile is indexed later in the legacy "
                                        "tile's layout")
             for node, w in rec.whole:
                 need = self.required(w, legacy, box, env)
@@ -261,17 +322,27 @@ class _Checker:
                     continue
                 if w.producer is not None and have != w.shape:
                     # a narrowed tile meets an instruction with another box: keep its producer
-                    return self.refuse(self.own(w.producer), f"its result `{ast.unparse(node)}` "
+                    return self.refuse(self.culprits(w.producer), f"its result `{ast.unparse(node)}` "
                                        f"would have shape {have} where line {node.lineno} needs "
                                        f"{need} (at {env or 'the only iteration'})")
                 if box is None or w.shape is None or have is None or any(n < 1 for n in need):
                     return self.refuse(own, f"operand `{ast.unparse(node)}` would be empty or "
                                        "cannot be narrowed")
-                text = [self._slice_text(k, w.shape[k], box) for k in range(len(w.shape))]
+                where = _axes_of(len(w.shape), len(box)) or []
+                text = [self._slice_text(k, d, box) for d, k in zip(w.shape, where)]
                 prev = slices.setdefault(id(node), (node, text))
                 if prev[1] != text:
                     return self.refuse(own, f"operand `{ast.unparse(node)}` needs different "
                                        "slices")
+        if lone:
+            kw = next(k for k in rec.node.keywords if k.arg == "mask")  # type: ignore[union-attr]
+            if droppable and envs:
+                self.dropped.add(id(kw))
+            else:
+                self.kept.add(id(kw))
+                if narrowed_by:  # the kept mask has the legacy shape: keep the operands whole
+                    return self.refuse(narrowed_by, f"line {kw.lineno} keeps a mask= of the "
+                                       "legacy tile's shape on it")
         self.slices.update(slices)
         return False
 
@@ -289,14 +360,15 @@ class _Checker:
     def required(self, w: Tensor, legacy: tuple[int, ...] | None,
                  box: list[tuple[Value, Value]] | None, env: dict[str, int]
                  ) -> tuple[int, ...] | None:
+        """The shape a whole-tile operand must have in the migrated instruction."""
         if w.shape is None:
             return None
         if legacy is None or box is None:
             return w.shape
-        if len(w.shape) != len(legacy):
-            return w.shape if all(self._count(f, e, env) == n
-                                  for (f, e), n in zip(box, legacy)) else None
-        return tuple(1 if d == 1 else self._count(f, e, env) for d, (f, e) in zip(w.shape, box))
+        where = _axes_of(len(w.shape), len(legacy))
+        if where is None:
+            return None
+        return tuple(1 if d == 1 else self._count(*box[k], env) for d, k in zip(w.shape, where))
 
     def current(self, w: Tensor, env: dict[str, int]) -> tuple[int, ...] | None:
         if w.producer is not None:
@@ -310,10 +382,10 @@ def check_program(report: KernelReport, accepted: set[int], envs_of: Any) -> Pro
     ids of the access nodes whose rewrite passed its own check; it is narrowed in place)."""
     ch = _Checker(report, accepted, envs_of)
     for _ in range(len(report.read.calls) + 2):
-        ch.slices, ch.memo = {}, {}
+        ch.slices, ch.memo, ch.dropped, ch.kept = {}, {}, set(), set()
         if not any(ch.check(rec) for rec in report.read.calls):
             break
-    out = ProgramCheck(ch.refused)
+    out = ProgramCheck(ch.refused, dropped=ch.dropped - ch.kept)
     for node, parts in ch.slices.values():
         base = ast.unparse(node)
         if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):

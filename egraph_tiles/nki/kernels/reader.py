@@ -391,8 +391,14 @@ class Reader(ParameterScope, Subscripts):
             return self._attribute(node, env)
         if isinstance(node, ast.BinOp):
             a, b = self.expr(node.left, env), self.expr(node.right, env)
-            self.escape(a, b)
-            return binop(node.op, a, b, node)
+            value = binop(node.op, a, b, node)
+            if isinstance(value, Tensor):  # tile arithmetic: an elementwise instruction
+                whole = [(n, v) for n, v in ((node.left, a), (node.right, b))
+                         if isinstance(v, Tensor)]
+                rec = CallRecord(node, "", self.instruction, [a, b], {}, whole, value)
+                self.out.calls.append(rec)
+                value.producer = rec
+            return value
         if isinstance(node, ast.UnaryOp):
             v = self.expr(node.operand, env)
             self.escape(v)

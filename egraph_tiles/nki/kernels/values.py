@@ -126,7 +126,7 @@ class CallRecord:
     whole-tile operands among them (a tile passed as is, not an indexed access of the call),
     each with its argument's syntax node."""
 
-    node: ast.Call
+    node: ast.Call | ast.BinOp  # a call, or Python arithmetic on tiles
     short: str
     instruction: int
     args: list[Any]
