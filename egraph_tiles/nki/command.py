@@ -258,9 +258,14 @@ def report_json(report: KernelReport, findings: list[Finding],
     accesses = []
     for rep in report.accesses:
         pattern, offset = pattern_json(rep)
-        accesses.append({"line": rep.raw.line, "tensor": rep.raw.tensor_text,
-                         "role": rep.raw.role, "shape": list(rep.shape), "pattern": pattern,
-                         "offset": offset, "migrated": (migrated or {}).get(id(rep))})
+        entry = {"line": rep.raw.line, "tensor": rep.raw.tensor_text,
+                 "role": rep.raw.role, "shape": list(rep.shape), "pattern": pattern,
+                 "offset": offset, "legacy": rep.raw.legacy or rep.raw.mask is not None,
+                 "migrated": (migrated or {}).get(id(rep))}
+        if id(rep) in report.verified:  # with --verify: true, or why the pattern differs
+            err = report.verified[id(rep)]
+            entry["verified"] = True if err is None else err
+        accesses.append(entry)
     return {"kernel": report.name, "accesses": accesses,
             "errors": [{"line": f.line, "message": f.message} for f in findings]}
 

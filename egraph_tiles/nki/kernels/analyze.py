@@ -78,6 +78,7 @@ class KernelReport:
     read: KernelRead
     accesses: list[AccessReport]
     findings: list[Finding]
+    verified: dict[int, str | None] = field(default_factory=dict)  # filled by verify_report
 
     @property
     def name(self) -> str:
@@ -609,7 +610,8 @@ def _head(a: np.ndarray) -> str:
 
 def verify_report(report: KernelReport, k: int = 8) -> tuple[int, list[Finding]]:
     """Compare every access's pattern with numpy's reading of its legacy index at sampled
-    iterations; returns (accesses verified, failures)."""
+    iterations; returns (accesses verified, failures).  Each access's verdict is kept in
+    ``report.verified`` (``id(AccessReport)`` -> the failure, or ``None`` when it held)."""
     ok, bad = 0, []
     for rep in report.accesses:
         envs = sample_envs(_vars_of(rep), report.read.steps, k)
@@ -618,6 +620,7 @@ def verify_report(report: KernelReport, k: int = 8) -> tuple[int, list[Finding]]
             err = check_elements(rep, env, pattern_elements(rep, env))
             if err:
                 break
+        report.verified[id(rep)] = err
         if err:
             bad.append(Finding(rep.raw.line, f"verify: {_text(rep.raw)}: pattern {err}", "verify"))
         else:
