@@ -39,6 +39,7 @@ from egraph_tiles.nki.kernels.analyze import (
     KernelReport,
     _vars_of,
     check_elements,
+    guards_hold,
     outer_flat,
 )
 from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
@@ -245,6 +246,8 @@ def every_iteration(variables: Sequence[Var], steps: dict[str, int]) -> list[dic
 
 def _check(rep: AccessReport, form: _Form, envs: list[dict[str, int]]) -> str | None:
     for env in envs:
+        if not bool(np.all(guards_hold(rep, env))):
+            continue  # the instruction does not run here (its statement runs under an `if`)
         got = _elements(rep, form, env)
         if isinstance(got, str):
             return f"{got} at {env or 'the only iteration'}"
@@ -262,10 +265,11 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
     """The checked new text of one access, or ``(None, why not)``."""
     if rep.raw.mask is not None and not rep.box_mask:
         return None, "its mask is not a box (migrate it by hand, e.g. with nisa.affine_select)"
-    if rep.guards:
-        return None, ("its mask has a predicate on loop variables only "
-                      f"(`{sym_text(rep.guards[0], _names(report))} {rep.guard_ops[0]} 0`): "
-                      "the instruction must run under a condition; rewrite it by hand")
+    if any(isinstance(a, Var) and a.name.startswith("program_id_")
+           for g in rep.guards for a, _ in g.terms):
+        return None, ("its mask has a predicate on program ids only (`"
+                      f"{guard_text(rep, _names(report))}`): the instruction must run under a "
+                      "condition the launch decides; rewrite it by hand")
     names = _names(report)
     form = _slice_form(rep)
     why = ""
@@ -323,7 +327,9 @@ def migrate_kernel(report: KernelReport) -> Migration:
                                     "several places): rewrite it by hand", "migration"))
             continue
         chosen[id(rep0.raw.node)] = (new.pop(), reps)
+    src = _Source(source)
     accepted = set(chosen)
+    guarded = _guard_plan(report, chosen, accepted, findings)
     check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
     for nid, why in check.refused.items():
         node = chosen[nid][1][0].raw.node
@@ -331,13 +337,18 @@ def migrate_kernel(report: KernelReport) -> Migration:
                                 "migration"))
     texts: dict[int, str] = {}
     edits: list[tuple[int, int, str]] = []
-    src = _Source(source)
     for nid in accepted:
         text, reps = chosen[nid]
         for rep in reps:
             texts[id(rep)] = text
         edits.append((*src.span(reps[0].raw.node), text))
     edits += [(*src.span(node), text) for node, text in check.slices]
+    for st, cond, reps in guarded:
+        if all(id(r.raw.node) in accepted for r in reps):
+            line = src.lines[st.lineno - 1]
+            indent = line[:len(line) - len(line.lstrip())]
+            start = src.pos(st.lineno, st.col_offset)
+            edits.append((start, start, f"if {cond}:\n{indent}    "))
     edits += _mask_edits(report, accepted, check.dropped, src, findings)
     carried = {id(r.raw.mask_node) for r in report.accesses}
     for call, kw, _ in report.read.masked_calls:
@@ -408,9 +419,67 @@ def _mask_edits(report: KernelReport, done: set[int], lone: set[int], src: _Sour
     return edits
 
 
+def guard_text(rep: AccessReport, names: dict[str, str]) -> str:
+    """The Python condition of an access's loop-variable predicates (``128*i - 512*j >= 0``)."""
+    return " and ".join(f"{sym_text(g, names)} {op} 0" for g, op in zip(rep.guards, rep.guard_ops))
+
+
+def _statement_of(tree: ast.Module, call: ast.AST) -> ast.stmt | None:
+    """The statement whose value is ``call`` (``f(...)``, ``x = f(...)``, ``t[...] += f(...)``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Expr, ast.Assign, ast.AugAssign)) and node.value is call:
+            return node
+    return None
+
+
+def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessReport]]],
+                accepted: set[int], findings: list[Finding]
+                ) -> list[tuple[ast.stmt, str, list[AccessReport]]]:
+    """A mask predicate on loop variables only becomes an ``if`` around its statement (NKI 0.2+
+    resolves an ``if`` on a loop variable when it unrolls the loop).  A statement that binds a
+    name is wrapped only when every instruction reading that tile runs under the same mask;
+    what cannot be wrapped is refused here (``accepted`` is narrowed)."""
+    names = _names(report)
+    tree = report.read.tree
+    by_call: dict[int, list[AccessReport]] = {}
+    for nid in list(accepted):
+        for rep in chosen[nid][1]:
+            if rep.guards and rep.raw.call_node is not None:
+                by_call.setdefault(id(rep.raw.call_node), []).append(rep)
+    plan = []
+    for reps in by_call.values():
+        call = reps[0].raw.call_node
+        conds = sorted({guard_text(r, names) for r in reps})
+        st = _statement_of(tree, call) if tree is not None else None
+        why = ""
+        if len(conds) != 1:
+            why = "its accesses run under different conditions"
+        elif st is None:
+            why = "the masked call is not a whole statement (it needs an `if` around it)"
+        elif isinstance(st, ast.Assign) and any(not isinstance(t, ast.Subscript)
+                                                for t in st.targets):
+            mask = reps[0].raw.mask
+            mine = [rec for rec in report.read.calls if rec.node is call]
+            uses = [rec for rec in report.read.calls for _, w in rec.whole
+                    if w.producer is not None and w.producer.node is call]
+            if any(rec.kwargs.get("mask") is not mask for rec in uses) or any(
+                    id(rec) in report.read.escapes for rec in mine):
+                why = "the tile it binds is read where the condition is not known to hold"
+        if not why:
+            plan.append((st, conds[0], reps))
+            continue
+        for r in reps:
+            if id(r.raw.node) in accepted:
+                accepted.discard(id(r.raw.node))
+                findings.append(Finding(r.raw.line, f"not migrated: {ast.unparse(r.raw.node)}: "
+                                        f"its mask has a predicate on loop variables only "
+                                        f"({' / '.join(conds)}): {why}", "migration"))
+    return plan
+
+
 def _apply(source: str, edits: list[tuple[int, int, str]]) -> str:
     out = source
-    for start, end, text in sorted(edits, key=lambda e: e[0], reverse=True):
+    for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         out = out[:start] + text + out[end:]
     return out
 

@@ -104,6 +104,7 @@ class _Checker:
     slices: dict[int, tuple[ast.expr, list[str]]]
     dropped: set[int]
     kept: set[int]
+    narrowing: dict[int, bool]
     memo: dict[tuple[int, tuple[tuple[str, int], ...]], list[tuple[Value, Value]] | None]
 
     def __init__(self, report: KernelReport, accepted: set[int], envs_of: Any) -> None:
@@ -130,6 +131,17 @@ class _Checker:
 
     def rewritten(self, rep: AccessReport) -> bool:
         return id(rep.raw.node) in self.accepted
+
+    def narrows(self, rec: CallRecord, depth: int = 0) -> bool:
+        """Whether a rewritten access bounded by a mask feeds the instruction (its own, or one
+        of an instruction producing its operands): only then can its shape change."""
+        key = id(rec)
+        if key not in self.narrowing:
+            self.narrowing[key] = any(
+                self.rewritten(r) and (r.lower or r.upper) for r in self.own(rec)) or (
+                depth < 32 and any(w.producer is not None and self.narrows(w.producer, depth + 1)
+                                   for _, w in rec.whole))
+        return self.narrowing[key]
 
     def culprits(self, rec: CallRecord, depth: int = 0) -> list[AccessReport]:
         """The rewritten accesses a tile's narrowing comes from: the instruction's own, and
@@ -244,6 +256,8 @@ class _Checker:
                     ) -> list[tuple[Value, Value]] | None:
         if not isinstance(rec.result, Tensor) or rec.result.shape is None:
             return None
+        if not self.narrows(rec):
+            return [(0, n) for n in rec.result.shape]
         legacy = self.legacy_shape(rec)
         if legacy is None:  # an allocation, or operands the check does not align
             if rec.whole or any(self.rewritten(r) for r in self.own(rec)):
@@ -276,22 +290,22 @@ class _Checker:
             if kept:
                 return self.refuse(kept, "its instruction keeps mask= (another operand stays as "
                                    "written), and the mask has the legacy tile's shape")
-        may_narrow = any(self.rewritten(r) and r.raw.mask is not None for r in own) or any(
-            w.producer is not None for _, w in rec.whole)
-        legacy = self.legacy_shape(rec)
-        if legacy is None and may_narrow:
-            return self.refuse(own, "the instruction's operands have shapes the check cannot "
-                               "align; rewrite it by hand")
-        variables = self.variables(rec)
-        envs = self.envs_of(sorted(variables, key=lambda v: v.name))
-        if envs is None:
-            if may_narrow or any(w.producer is not None for _, w in rec.whole):
-                return self.refuse(own, "its loops are too many to check the narrowed "
-                                   "instruction at every iteration")
-            return False
-        slices: dict[int, tuple[ast.expr, list[str]]] = {}
+        may_narrow = self.narrows(rec)
         mask = rec.kwargs.get("mask") if isinstance(rec.node, ast.Call) else None
         lone = mask is not None and not group  # a mask= no access of the call carries
+        if not may_narrow and not lone:
+            return False  # every operand keeps its legacy shape
+        legacy = self.legacy_shape(rec)
+        if legacy is None and may_narrow:
+            return self.refuse(self.culprits(rec), "the instruction's operands have shapes the "
+                               "check cannot align; rewrite it by hand")
+        envs = self.envs_of(sorted(self.variables(rec), key=lambda v: v.name))
+        if envs is None:
+            if may_narrow:
+                return self.refuse(self.culprits(rec), "its loops are too many to check the "
+                                   "narrowed instruction at every iteration")
+            return False
+        slices: dict[int, tuple[ast.expr, list[str]]] = {}
         droppable, narrowed_by = lone and legacy is not None, []
         for env in envs:
             box: list[tuple[Value, Value]] | None = None
@@ -382,7 +396,7 @@ def check_program(report: KernelReport, accepted: set[int], envs_of: Any) -> Pro
     ids of the access nodes whose rewrite passed its own check; it is narrowed in place)."""
     ch = _Checker(report, accepted, envs_of)
     for _ in range(len(report.read.calls) + 2):
-        ch.slices, ch.memo, ch.dropped, ch.kept = {}, {}, set(), set()
+        ch.slices, ch.memo, ch.dropped, ch.kept, ch.narrowing = {}, {}, set(), set(), {}
         if not any(ch.check(rec) for rec in report.read.calls):
             break
     out = ProgramCheck(ch.refused, dropped=ch.dropped - ch.kept)

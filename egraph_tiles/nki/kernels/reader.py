@@ -113,6 +113,7 @@ def read_kernel(source: str, kernel: str | None = None, *, filename: str = "<ker
                     dict(scalars or {}), dict(binds or {}), tuple(grid or ()),
                     ModuleFinder(filename, paths))
     reader.out.source = source
+    reader.out.tree = tree
     return reader.run()
 
 
@@ -342,7 +343,8 @@ class Reader(ParameterScope, Subscripts):
             self._block(st.body, env)
             self._block(st.orelse, env)
             return
-        mark = (len(self.out.accesses), len(self.out.findings), dict(self.out.symbols))
+        mark = (len(self.out.accesses), len(self.out.findings), dict(self.out.symbols),
+                len(self.out.calls), len(self.out.masked_calls))
         var = self._fresh_var(name, min(values), max(values))
         self.out.steps[var.name] = abs(int(step))
         self.out.source_names[var.name] = name
@@ -359,6 +361,8 @@ class Reader(ParameterScope, Subscripts):
             del self.out.accesses[mark[0]:]
             del self.out.findings[mark[1]:]
             self.out.symbols = mark[2]
+            del self.out.calls[mark[3]:]
+            del self.out.masked_calls[mark[4]:]
             for v in values:
                 env[name] = v
                 self._block(st.body, env)

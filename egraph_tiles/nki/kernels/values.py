@@ -148,6 +148,7 @@ class KernelRead:
     source_names: dict[str, str] = field(default_factory=dict)  # symbol -> Python text
     masked_calls: list[tuple[ast.Call, ast.keyword, tuple[str, ...]]] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)  # every nl / nisa instruction evaluated
+    tree: ast.Module | None = None  # the kernel file's syntax tree
     escapes: set[int] = field(default_factory=set)  # id(CallRecord): result read outside nl calls
     # every call with a mask=: the call, its keyword, its whole-tile operands (not indexed)
 
