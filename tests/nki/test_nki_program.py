@@ -155,3 +155,26 @@ def test_mock_detects_a_kept_mask_on_a_rewritten_operand():
     broken = src.replace("t[i_f, i_p] = nl.load(a[i_p, i_f], mask=(i_p < 50))",
                          "t[i_f, i_p] = nl.load(a[0:50, 0:32], mask=(i_p < 50))")
     assert any("shape" in p for p in compare(src, broken, "k", shapes))
+
+
+# A causal-style mask: a predicate on the loop variables only (the tile runs or not).
+GUARD = """\
+i_p = nl.arange(128)[:, None]
+i_f = nl.arange(128)[None, :]
+for i in nl.affine_range(3):
+    for j in nl.affine_range(3):
+        below = j <= i
+        x = nl.load(a[i * 128 + i_p, j * 128 + i_f], mask=below)
+        nl.store(out[i * 128 + i_p, j * 128 + i_f], value=x, mask=below)
+"""
+
+
+def test_mask_on_loop_variables_only_becomes_an_if_around_the_statement():
+    shapes = {"a": (384, 384), "out": (384, 384)}
+    src = _kernel(GUARD)
+    mig = _migrate(src, shapes)
+    assert "if -i + j <= 0:" in mig.source or "if j - i <= 0:" in mig.source, mig.source
+    assert "mask=" not in mig.source
+    assert compare(src, mig.source, "k", shapes) == []
+    assert any("touch different elements" in p or "instructions ran" in p
+               for p in compare(src, mig.source.replace("<= 0:", "< 0:"), "k", shapes))

@@ -99,8 +99,10 @@ class Mask:
     def __init__(self, a: Any) -> None:
         self.a = np.asarray(a, dtype=bool)
 
-    def __and__(self, o: Mask) -> Mask:
-        return Mask(self.a & o.a)
+    def __and__(self, o: Any) -> Mask:
+        return Mask(self.a & (o.a if isinstance(o, Mask) else np.asarray(o, dtype=bool)))
+
+    __rand__ = __and__
 
 
 @dataclass
@@ -215,6 +217,8 @@ def _instr_shape(*ts: Any) -> tuple[int, ...]:
 def _mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray | None:
     if mask is None:
         return None
+    if not isinstance(mask, Mask):  # a condition on loop variables only
+        mask = Mask(bool(mask))
     try:
         return np.broadcast_to(mask.a, shape)
     except ValueError:
@@ -231,6 +235,8 @@ def _new_tile(shape: tuple[int, ...], values: np.ndarray | None = None) -> Tenso
 def _compute(kind: str, f: Any, *ts: Any, mask: Any = None, **_: Any) -> Tensor:
     shape = _instr_shape(*ts)
     m = _mask(mask, shape)
+    if m is not None and not m.any():  # switched off: the instruction does nothing
+        return Tensor("off", np.full(shape, np.nan))
     vals, touched = zip(*[_operand(t, m, shape) for t in ts]) if ts else ((), ())
     out = _new_tile(shape, f(*vals))
     if m is not None and out.shape == shape:
@@ -248,6 +254,8 @@ def _store(dst: Tensor, value: Any, mask: Any, kind: str) -> None:
                        f"{list(dst.shape)}")
             return
     m = _mask(mask, dst.shape)
+    if m is not None and not m.any():
+        return
     vals, src = _operand(value, m, dst.shape)
     _, dst_t = _operand(dst, m, dst.shape, written=vals)
     on = np.ones(dst.shape, bool) if m is None else m
