@@ -278,8 +278,12 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
         if form is None:
             return None, why
     if form.kind == "ap" and isinstance(rep.raw.node.ctx, ast.Store):
-        return None, (f"it is an assignment target and `{rep.raw.tensor_text}.ap(...)` cannot be "
-                      "assigned to: write it with nisa.tensor_copy(dst=...) by hand")
+        st = _statement_of(report.read.tree, rep.raw.node, target=True)
+        if st is None or _copy_call(report, rep) is None:
+            return None, (f"it is an assignment target and `{rep.raw.tensor_text}.ap(...)` "
+                          "cannot be assigned to; the statement is not `t[...] = value` or the "
+                          "file imports no nki.isa / nki.language to copy with: write it with "
+                          "nisa.tensor_copy(dst=...) by hand")
     if rep.raw.in_helper and _symbols(form):
         return None, ("the access is inside a helper function and depends on the caller's loop "
                       "variables: rewrite the helper by hand")
@@ -311,7 +315,7 @@ def migrate_kernel(report: KernelReport) -> Migration:
     for rep in report.accesses:
         if rep.raw.legacy or rep.raw.mask is not None:
             by_node.setdefault(id(rep.raw.node), []).append(rep)
-    chosen: dict[int, tuple[str, list[AccessReport]]] = {}
+    chosen: dict[int, tuple[Any, list[AccessReport]]] = {}
     for reps in by_node.values():
         results = [migrate_access(rep, report) for rep in reps]
         new = {t for t, _ in results}
@@ -322,13 +326,18 @@ def migrate_kernel(report: KernelReport) -> Migration:
                                     f"{why}", "migration"))
             continue
         if len(new) > 1:
-            findings.append(Finding(rep0.raw.line, f"not migrated: {ast.unparse(rep0.raw.node)} "
-                                    "is reached with different indices (a helper called from "
-                                    "several places): rewrite it by hand", "migration"))
+            per = _per_iteration(reps, [t for t, _ in results])
+            if per is None:
+                findings.append(Finding(rep0.raw.line, f"not migrated: {ast.unparse(rep0.raw.node)} "
+                                        "is reached with different indices (a helper called from "
+                                        "several places): rewrite it by hand", "migration"))
+                continue
+            chosen[id(rep0.raw.node)] = (per, reps)
             continue
         chosen[id(rep0.raw.node)] = (new.pop(), reps)
     src = _Source(source)
     accepted = set(chosen)
+    _unrolled_plan(report, chosen, accepted, findings)
     guarded = _guard_plan(report, chosen, accepted, findings)
     check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
     for nid, why in check.refused.items():
@@ -337,11 +346,23 @@ def migrate_kernel(report: KernelReport) -> Migration:
                                 "migration"))
     texts: dict[int, str] = {}
     edits: list[tuple[int, int, str]] = []
+    unrolled: list[tuple[ast.AST, dict[tuple[tuple[str, int], ...], str]]] = []
     for nid in accepted:
         text, reps = chosen[nid]
+        if isinstance(text, dict):  # one text per iteration of an unrolled loop
+            for rep in reps:
+                texts[id(rep)] = text[rep.raw.unrolled]
+            unrolled.append((reps[0].raw.node, text))
+            continue
         for rep in reps:
             texts[id(rep)] = text
-        edits.append((*src.span(reps[0].raw.node), text))
+        node = reps[0].raw.node
+        if isinstance(node.ctx, ast.Store) and text.startswith(f"{reps[0].raw.tensor_text}.ap("):
+            # `t[...] = v` with an .ap() destination: a copy instruction writes it
+            st = _statement_of(report.read.tree, node, target=True)
+            edits += _copy_edits(report, reps[0], st, text, src, 0)
+            continue
+        edits.append((*src.span(node), text))
     edits += [(*src.span(node), text) for node, text in check.slices]
     for st, cond, reps in guarded:
         if all(id(r.raw.node) in accepted for r in reps):
@@ -356,8 +377,9 @@ def migrate_kernel(report: KernelReport) -> Migration:
             findings.append(Finding(kw.lineno, f"mask= of `{ast.unparse(call.func)}(...)` kept: "
                                     "the call has no indexed operand to carry it (rewrite it by "
                                     "hand)", "migration"))
-    out = _apply(source, edits)
     try:
+        edits = _unrolled_edits(report, unrolled, edits, src, findings, texts)
+        out = _apply(source, edits)
         out = _drop_unused_indices(out)
     except SyntaxError as e:  # a bug: never print a file that does not parse
         findings.append(Finding(e.lineno or 0, f"internal error: the migrated file does not "
@@ -424,12 +446,50 @@ def guard_text(rep: AccessReport, names: dict[str, str]) -> str:
     return " and ".join(f"{sym_text(g, names)} {op} 0" for g, op in zip(rep.guards, rep.guard_ops))
 
 
-def _statement_of(tree: ast.Module, call: ast.AST) -> ast.stmt | None:
-    """The statement whose value is ``call`` (``f(...)``, ``x = f(...)``, ``t[...] += f(...)``)."""
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Expr, ast.Assign, ast.AugAssign)) and node.value is call:
-            return node
+def _statement_of(tree: ast.Module | None, node: ast.AST, target: bool = False
+                  ) -> ast.stmt | None:
+    """The statement whose value is ``node`` (``f(...)``, ``x = f(...)``, ``t[...] += f(...)``),
+    or with ``target`` the assignment ``node = value`` (its only target)."""
+    for st in ast.walk(tree) if tree is not None else ():
+        if target:
+            if isinstance(st, ast.Assign) and st.targets == [node]:
+                return st
+        elif isinstance(st, (ast.Expr, ast.Assign, ast.AugAssign)) and st.value is node:
+            return st
     return None
+
+
+def _module_names(tree: ast.Module | None) -> dict[str, str]:
+    """How the file spells ``nki.isa`` and ``nki.language`` (``nisa``, ``nl``, ``nki.isa``)."""
+    out: dict[str, str] = {}
+    for st in tree.body if tree is not None else ():
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                name = a.asname or a.name
+                for sub in ("isa", "language"):
+                    if a.name.endswith(f"nki.{sub}") and a.asname:
+                        out.setdefault(sub, a.asname)
+                    elif a.name.endswith("nki") or a.name == "nki":
+                        out.setdefault(sub, f"{name}.{sub}" if a.asname else f"{a.name}.{sub}")
+        elif isinstance(st, ast.ImportFrom) and (st.module or "").endswith("nki"):
+            for a in st.names:
+                if a.name in ("isa", "language"):
+                    out.setdefault(a.name, a.asname or a.name)
+        elif isinstance(st, ast.ImportFrom) and st.module == "neuronxcc":
+            for a in st.names:
+                if a.name == "nki":
+                    for sub in ("isa", "language"):
+                        out.setdefault(sub, f"{a.asname or a.name}.{sub}")
+    return out
+
+
+def _copy_call(report: KernelReport, rep: AccessReport) -> str | None:
+    """The call that writes an ``.ap()`` destination: ``nl.store(dst, value)`` to HBM,
+    ``nisa.tensor_copy(dst=..., src=...)`` on chip (``None``: the file imports neither)."""
+    names = _module_names(report.read.tree)
+    if rep.raw.tensor.buffer == "hbm":
+        return f"{names['language']}.store" if "language" in names else None
+    return f"{names['isa']}.tensor_copy" if "isa" in names else None
 
 
 def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessReport]]],
@@ -452,7 +512,9 @@ def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessRe
         conds = sorted({guard_text(r, names) for r in reps})
         st = _statement_of(tree, call) if tree is not None else None
         why = ""
-        if len(conds) != 1:
+        if any(isinstance(chosen[id(r.raw.node)][0], dict) for r in reps):
+            why = "it is also read differently in each iteration of an unrolled loop"
+        elif len(conds) != 1:
             why = "its accesses run under different conditions"
         elif st is None:
             why = "the masked call is not a whole statement (it needs an `if` around it)"
@@ -475,6 +537,111 @@ def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessRe
                                         f"its mask has a predicate on loop variables only "
                                         f"({' / '.join(conds)}): {why}", "migration"))
     return plan
+
+
+def _copy_edits(report: KernelReport, rep: AccessReport, st: ast.stmt, text: str,
+                src: _Source, base: int) -> list[tuple[int, int, str]]:
+    """``t[...] = value`` -> ``nisa.tensor_copy(dst=t.ap(...), src=value)`` (``nl.store(t.ap(...),
+    value=value)`` to HBM), as edits relative to ``base``; the value keeps its parentheses."""
+    call = _copy_call(report, rep)
+    head = f"{call}({text}, value=" if str(call).endswith("store") else f"{call}(dst={text}, src="
+    start, end = src.span(st)
+    eq = src.source.index("=", src.span(rep.raw.node)[1])
+    value = src.source[eq + 1:end]
+    pad = len(value) - len(value.lstrip())
+    return [(start - base, eq + 1 + pad - base, head), (end - base, end - base, ")")]
+
+
+def _per_iteration(reps: list[AccessReport], texts: list[str | None]
+                   ) -> dict[tuple[tuple[str, int], ...], str] | None:
+    """One text per iteration of the unrolled loops an access is read in, when the text depends
+    on those iterations only (else ``None``)."""
+    out: dict[tuple[tuple[str, int], ...], str] = {}
+    for rep, text in zip(reps, texts):
+        key = rep.raw.unrolled
+        if not key or text is None or out.setdefault(key, text) != text:
+            return None
+    return out
+
+
+def _simple_statements(tree: ast.Module | None) -> dict[int, ast.stmt]:
+    """id(node) -> the simple statement (no block) containing it."""
+    out: dict[int, ast.stmt] = {}
+    for st in ast.walk(tree) if tree is not None else ():
+        if isinstance(st, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for node in ast.walk(st):
+                out[id(node)] = st
+    return out
+
+
+def _unrolled_plan(report: KernelReport, chosen: dict[int, tuple[Any, list[AccessReport]]],
+                   accepted: set[int], findings: list[Finding]) -> None:
+    """Refuse (before the program check) the per-iteration rewrites a statement cannot be split
+    by: outside a simple statement, or iterations that differ between its accesses."""
+    owner = _simple_statements(report.read.tree)
+    groups: dict[int, list[int]] = {}
+    for nid in list(accepted):
+        text, reps = chosen[nid]
+        if isinstance(text, dict):
+            st = owner.get(id(reps[0].raw.node))
+            groups.setdefault(id(st) if st is not None else -nid, []).append(nid)
+    for key, nids in groups.items():
+        keysets = {frozenset(chosen[n][0]) for n in nids}
+        if key < 0 or len(keysets) != 1:
+            for n in nids:
+                node = chosen[n][1][0].raw.node
+                accepted.discard(n)
+                findings.append(Finding(node.lineno, f"not migrated: {ast.unparse(node)} is "
+                                        "reached with different indices and its statement "
+                                        "cannot be split per iteration", "migration"))
+
+
+def _unrolled_edits(report: KernelReport,
+                    unrolled: list[tuple[ast.AST, dict[tuple[tuple[str, int], ...], str]]],
+                    edits: list[tuple[int, int, str]], src: _Source, findings: list[Finding],
+                    texts: dict[int, str]) -> list[tuple[int, int, str]]:
+    """A statement whose accesses read differently in each iteration of a loop the reader
+    unrolled becomes ``if h == 0: ... elif h == 1: ...``, one copy per iteration (NKI 0.2+
+    unrolls the loop and resolves the ``if`` at specialization)."""
+    if not unrolled:
+        return edits
+    owner = _simple_statements(report.read.tree)
+    groups: dict[int, tuple[ast.stmt, list[tuple[ast.AST, dict]]]] = {}
+    for node, per in unrolled:
+        st = owner.get(id(node))
+        if st is None:
+            findings.append(Finding(node.lineno, f"not migrated: {ast.unparse(node)} is reached "
+                                    "with different indices outside a simple statement",
+                                    "migration"))
+            continue
+        groups.setdefault(id(st), (st, []))[1].append((node, per))
+    out = list(edits)
+    for st, nodes in groups.values():
+        a, b = src.span(st)
+        keys = sorted({k for _, per in nodes for k in per})
+        inner = [e for e in out if a <= e[0] and e[1] <= b]
+        crossing = [e for e in out if e[0] < b and e[1] > a and e not in inner]
+        if crossing or any(set(per) != set(keys) for _, per in nodes) or any(
+                e[0] == e[1] == a for e in inner):  # excluded by _unrolled_plan: a bug
+            raise SyntaxError("a per-iteration statement overlaps another rewrite")
+        out = [e for e in out if e not in inner]
+        line = src.lines[st.lineno - 1]
+        indent = line[:len(line) - len(line.lstrip())]
+        branches = []
+        for k, key in enumerate(keys):
+            local = [(s - a, e - a, t) for s, e, t in inner]
+            for node, per in nodes:
+                if isinstance(node.ctx, ast.Store) and per[key].startswith(
+                        ast.unparse(node.value) + ".ap("):  # an .ap() destination: a copy
+                    rep = next(r for r in report.accesses if r.raw.node is node)
+                    local += _copy_edits(report, rep, st, per[key], src, a)
+                else:
+                    local.append((src.span(node)[0] - a, src.span(node)[1] - a, per[key]))
+            body = _apply(src.source[a:b], local)
+            cond = " and ".join(f"{name} == {v}" for name, v in key)
+            branches.append(f"{'if' if k == 0 else indent + 'elif'} {cond}:\n{indent}    {body}")
+        out.append((a, b, "\n".join(branches)))
+    return out
 
 
 def _apply(source: str, edits: list[tuple[int, int, str]]) -> str:

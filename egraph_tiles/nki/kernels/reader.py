@@ -146,7 +146,8 @@ class Reader(ParameterScope, Subscripts):
         self._nki_args = 0  # > 0 while evaluating the arguments of an nl / nisa call
         self._collect: list[list[RawAccess]] = []
         self._call_masks: dict[int, tuple[TileMask, ast.keyword]] = {}
-        self._records: dict[int, CallRecord] = {}  # id(call node) -> its latest evaluation
+        self._records: dict[int, CallRecord] = {}
+        self.unrolled: list[tuple[str, int]] = []  # (loop variable, value) of unrolled loops  # id(call node) -> its latest evaluation
 
     # ----- driver ---------------------------------------------------------------------------
     def run(self) -> KernelRead:
@@ -365,7 +366,11 @@ class Reader(ParameterScope, Subscripts):
             del self.out.masked_calls[mark[4]:]
             for v in values:
                 env[name] = v
-                self._block(st.body, env)
+                self.unrolled.append((name, v))
+                try:
+                    self._block(st.body, env)
+                finally:
+                    self.unrolled.pop()
         self._block(st.orelse, env)
 
     def _fresh_var(self, name: str, lo: int, hi: int) -> Var:

@@ -148,7 +148,8 @@ class Subscripts:
         acc = RawAccess(node.lineno, node.col_offset, node, text, base, role, tuple(subs),
                         legacy, tuple(self.scope), instruction=self.instruction,
                         stmt_line=self.stmt_line, in_helper=self.depth > 0,
-                        operand=self._nki_args > 0 or role == "dst")
+                        operand=self._nki_args > 0 or role == "dst",
+                        unrolled=tuple(self.unrolled) if self.depth == 0 else ())
         self.out.accesses.append(acc)
         for c in self._collect:
             c.append(acc)

@@ -118,6 +118,7 @@ class RawAccess:
     in_helper: bool = False  # read inside a helper function (at one of its call sites)
     operand: bool = True  # an operand of an nl / nisa instruction (not a view passed along)
     record: CallRecord | None = None  # the instruction evaluation it is an operand of
+    unrolled: tuple[tuple[str, int], ...] = ()  # values of the unrolled loops it is read in
 
 
 @dataclass(eq=False)
