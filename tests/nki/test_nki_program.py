@@ -45,12 +45,12 @@ for h in nl.affine_range(4):
     nl.store(out[h * 128 + i_p, i_f], value=t, mask=(h * 128 + i_p < 446))
 """
 
-# The store's destination only .ap() expresses as an assignment target: the instruction keeps
-# its mask, so its other access keeps its legacy form too.
+# The destination is a transpose on chip (no strided partition access there): it stays as
+# written, so the instruction keeps its mask and its other access keeps its legacy form too.
 KEPT_MASK = """\
 i_p = nl.arange(64)[:, None]
 i_f = nl.arange(32)[None, :]
-t = nl.ndarray((32, 64), dtype=nl.float32, buffer=nl.hbm)
+t = nl.ndarray((32, 64), dtype=nl.float32, buffer=nl.sbuf)
 t[i_f, i_p] = nl.load(a[i_p, i_f], mask=(i_p < 50))
 nl.store(out[i_p, i_f], value=nl.load(a[i_p, i_f]))
 """
@@ -178,3 +178,36 @@ def test_mask_on_loop_variables_only_becomes_an_if_around_the_statement():
     assert compare(src, mig.source, "k", shapes) == []
     assert any("touch different elements" in p or "instructions ran" in p
                for p in compare(src, mig.source.replace("<= 0:", "< 0:"), "k", shapes))
+
+
+def test_ap_assignment_target_is_written_by_a_copy_instruction():
+    body = """\
+    i_p = nl.arange(64)[:, None]
+    i_f = nl.arange(32)[None, :]
+    out[i_f, i_p] = nl.load(a[i_p, i_f])
+    """
+    shapes = {"a": (64, 32), "out": (32, 64)}
+    src = _kernel(body)
+    mig = _migrate(src, shapes)
+    assert "nl.store(out.ap([[1, 64], [64, 32]]), value=nl.load(a[0:64, 0:32]))" in mig.source
+    assert compare(src, mig.source, "k", shapes) == []
+
+
+def test_access_read_differently_per_unrolled_iteration_gets_one_branch_each():
+    """`max(0, ...)` of the loop variable makes the reader unroll the loop: each iteration's
+    slice is written under `if h == k`."""
+    body = """\
+    i_p = nl.arange(4)[:, None]
+    i_f = nl.arange(8)[None, :]
+    for h in nl.static_range(3):
+        lo = max(0, h * 5 - 2)
+        nl.store(out[h * 4 + i_p, i_f], value=nl.load(a[lo + i_p, i_f]))
+    """
+    shapes = {"a": (16, 8), "out": (12, 8)}
+    src = _kernel(body)
+    mig = _migrate(src, shapes)
+    assert "if h == 0:" in mig.source and "elif h == 2:" in mig.source
+    assert "a[8:12, 0:8]" in mig.source
+    assert compare(src, mig.source, "k", shapes) == []
+    broken = mig.source.replace("a[8:12, 0:8]", "a[7:11, 0:8]")
+    assert compare(src, broken, "k", shapes)

@@ -460,27 +460,20 @@ def _statement_of(tree: ast.Module | None, node: ast.AST, target: bool = False
 
 
 def _module_names(tree: ast.Module | None) -> dict[str, str]:
-    """How the file spells ``nki.isa`` and ``nki.language`` (``nisa``, ``nl``, ``nki.isa``)."""
-    out: dict[str, str] = {}
+    """How the file spells ``nki.isa`` and ``nki.language`` (``nisa``, ``nl``, ``nki.isa``);
+    a module imported by its own name wins over a path through ``nki``."""
+    direct: dict[str, str] = {}
+    via: dict[str, str] = {}
     for st in tree.body if tree is not None else ():
-        if isinstance(st, ast.Import):
-            for a in st.names:
-                name = a.asname or a.name
-                for sub in ("isa", "language"):
-                    if a.name.endswith(f"nki.{sub}") and a.asname:
-                        out.setdefault(sub, a.asname)
-                    elif a.name.endswith("nki") or a.name == "nki":
-                        out.setdefault(sub, f"{name}.{sub}" if a.asname else f"{a.name}.{sub}")
-        elif isinstance(st, ast.ImportFrom) and (st.module or "").endswith("nki"):
-            for a in st.names:
-                if a.name in ("isa", "language"):
-                    out.setdefault(a.name, a.asname or a.name)
-        elif isinstance(st, ast.ImportFrom) and st.module == "neuronxcc":
-            for a in st.names:
-                if a.name == "nki":
-                    for sub in ("isa", "language"):
-                        out.setdefault(sub, f"{a.asname or a.name}.{sub}")
-    return out
+        for a in st.names if isinstance(st, (ast.Import, ast.ImportFrom)) else ():
+            full = f"{st.module}.{a.name}" if isinstance(st, ast.ImportFrom) else a.name
+            local = a.asname or (a.name if isinstance(st, ast.ImportFrom) else full)
+            for sub in ("isa", "language"):
+                if full.endswith(f"nki.{sub}"):
+                    direct.setdefault(sub, local)
+                elif full.endswith("nki"):
+                    via.setdefault(sub, f"{local}.{sub}")
+    return {**via, **direct}
 
 
 def _copy_call(report: KernelReport, rep: AccessReport) -> str | None:

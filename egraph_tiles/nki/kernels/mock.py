@@ -162,7 +162,7 @@ class Tensor:
         return Tensor(self.name, self.data, self.ids[tuple(np_key)], self.full)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        _store(self[key], value, None, "assign")
+        _store(self[key], value, None)
 
     def ap(self, pattern: Sequence[Sequence[int]], offset: int = 0, **_: Any) -> Tensor:
         counts = [max(int(n), 0) for _, n in pattern]
@@ -245,7 +245,8 @@ def _compute(kind: str, f: Any, *ts: Any, mask: Any = None, **_: Any) -> Tensor:
     return out
 
 
-def _store(dst: Tensor, value: Any, mask: Any, kind: str) -> None:
+def _store(dst: Tensor, value: Any, mask: Any) -> None:
+    """A write (``nl.store``, ``nisa.tensor_copy(dst=...)``, ``t[...] = v``: one kind)."""
     if isinstance(value, Tensor) and value.shape != dst.shape:
         try:
             np.broadcast_to(np.empty(value.shape), dst.shape)
@@ -260,7 +261,7 @@ def _store(dst: Tensor, value: Any, mask: Any, kind: str) -> None:
     _, dst_t = _operand(dst, m, dst.shape, written=vals)
     on = np.ones(dst.shape, bool) if m is None else m
     dst.data.reshape(-1)[dst.ids[on]] = vals[on]
-    _S.run.events.append(Event(_S.line(), kind, [t for t in (dst_t, src) if t is not None]))
+    _S.run.events.append(Event(_S.line(), "write", [t for t in (dst_t, src) if t is not None]))
 
 
 def _load(src: Tensor, mask: Any = None, **_: Any) -> Tensor:
@@ -268,13 +269,13 @@ def _load(src: Tensor, mask: Any = None, **_: Any) -> Tensor:
 
 
 def _nl_store(dst: Tensor, value: Any = None, mask: Any = None, **_: Any) -> None:
-    _store(dst, value, mask, "store")
+    _store(dst, value, mask)
 
 
 def _tensor_copy(dst: Tensor | None = None, src: Any = None, mask: Any = None, **_: Any) -> Any:
     if dst is None:
         return _compute("copy", lambda v: v, src, mask=mask)
-    _store(dst, src, mask, "copy")
+    _store(dst, src, mask)
     return None
 
 
