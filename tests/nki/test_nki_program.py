@@ -211,3 +211,21 @@ def test_access_read_differently_per_unrolled_iteration_gets_one_branch_each():
     assert compare(src, mig.source, "k", shapes) == []
     broken = mig.source.replace("a[8:12, 0:8]", "a[7:11, 0:8]")
     assert compare(src, broken, "k", shapes)
+
+
+def test_access_in_a_helper_is_written_with_the_helpers_parameter_names():
+    src = HEADER + textwrap.dedent("""\
+    def copy_row(a, out, r):
+        i_f = nl.arange(8)[None, :]
+        nl.store(out[r, i_f], value=nl.load(a[r, i_f]))
+
+
+    @nki.jit
+    def k(a, out):
+        for t in nl.affine_range(4):
+            copy_row(a, out, t)
+    """)
+    shapes = {"a": (4, 8), "out": (4, 8)}
+    mig = _migrate(src, shapes)
+    assert "out[r:r + 1, 0:8]" in mig.source and "a[r:r + 1, 0:8]" in mig.source
+    assert compare(src, mig.source, "k", shapes) == []

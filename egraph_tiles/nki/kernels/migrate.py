@@ -284,9 +284,15 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
                           "cannot be assigned to; the statement is not `t[...] = value` or the "
                           "file imports no nki.isa / nki.language to copy with: write it with "
                           "nisa.tensor_copy(dst=...) by hand")
-    if rep.raw.in_helper and _symbols(form):
-        return None, ("the access is inside a helper function and depends on the caller's loop "
-                      "variables: rewrite the helper by hand")
+    if rep.raw.in_helper and _symbols(form) and rep.raw.local_names is not None:
+        # inside a helper the caller's loop variables are the helper's parameters bound to them
+        local = {k: rep.raw.local_names.get(k, v if v.startswith("nl.program_id") else "\x00")
+                 for k, v in names.items()}
+        if "\x00" in _text(rep, form, local):
+            return None, ("the access is inside a helper function and depends on loop "
+                          "variables of its caller that are not its parameters: rewrite the "
+                          "helper by hand")
+        names = local
     envs = every_iteration(_vars_of(rep), report.read.steps)
     if envs is None:
         return None, (f"its loops have an unknown bound or more than {CHECK_ALL_UP_TO:,} "

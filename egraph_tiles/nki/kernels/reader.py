@@ -147,7 +147,8 @@ class Reader(ParameterScope, Subscripts):
         self._collect: list[list[RawAccess]] = []
         self._call_masks: dict[int, tuple[TileMask, ast.keyword]] = {}
         self._records: dict[int, CallRecord] = {}
-        self.unrolled: list[tuple[str, int]] = []  # (loop variable, value) of unrolled loops  # id(call node) -> its latest evaluation
+        self.unrolled: list[tuple[str, int]] = []  # (loop variable, value) of unrolled loops
+        self.local_names: list[dict[str, str] | None] = []  # per helper call: symbol -> param  # id(call node) -> its latest evaluation
 
     # ----- driver ---------------------------------------------------------------------------
     def run(self) -> KernelRead:
@@ -349,6 +350,8 @@ class Reader(ParameterScope, Subscripts):
         var = self._fresh_var(name, min(values), max(values))
         self.out.steps[var.name] = abs(int(step))
         self.out.source_names[var.name] = name
+        if self.local_names and self.local_names[-1] is not None:
+            self.local_names[-1][var.name] = name  # a loop of the helper: its own name
         env[name] = AffineExpr.var(var)
         self.scope.append(var)
         try:
@@ -724,6 +727,13 @@ class Reader(ParameterScope, Subscripts):
                                       f"parameter {p!r}", node)
                 given[p] = self.expr(defaults[p], fn.env)
         local.update(given)
+        closure = fn.env is not self.globals and (not self.local_names
+                                                  or self.local_names[-1] is None)
+        rebound = {n for st in fn.node.body for n in assigned_names(st)}
+        names = None if closure else {v.args[0].name: p for p, v in given.items()
+                                      if isinstance(v, AffineExpr) and v.op == "var"
+                                      and p not in rebound}
+        self.local_names.append(names)
         self.depth += 1
         outer, self._nki_args = self._nki_args, 0
         try:
@@ -733,4 +743,5 @@ class Reader(ParameterScope, Subscripts):
         finally:
             self.depth -= 1
             self._nki_args = outer
+            self.local_names.pop()
         return None

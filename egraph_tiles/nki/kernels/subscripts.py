@@ -149,7 +149,8 @@ class Subscripts:
                         legacy, tuple(self.scope), instruction=self.instruction,
                         stmt_line=self.stmt_line, in_helper=self.depth > 0,
                         operand=self._nki_args > 0 or role == "dst",
-                        unrolled=tuple(self.unrolled) if self.depth == 0 else ())
+                        unrolled=tuple(self.unrolled) if self.depth == 0 else (),
+                        local_names=self.local_names[-1] if self.local_names else None)
         self.out.accesses.append(acc)
         for c in self._collect:
             c.append(acc)

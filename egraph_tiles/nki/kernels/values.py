@@ -116,6 +116,9 @@ class RawAccess:
     instruction: int = 0  # accesses of one statement share an instruction number
     stmt_line: int = 0  # first line of that statement
     in_helper: bool = False  # read inside a helper function (at one of its call sites)
+    # inside a helper: symbol -> the helper's parameter bound to it (None: a closure, which
+    # sees the caller's names)
+    local_names: dict[str, str] | None = None
     operand: bool = True  # an operand of an nl / nisa instruction (not a view passed along)
     record: CallRecord | None = None  # the instruction evaluation it is an operand of
     unrolled: tuple[tuple[str, int], ...] = ()  # values of the unrolled loops it is read in
