@@ -179,7 +179,19 @@ def _ap_form(rep: AccessReport) -> tuple[_Form | None, str]:
         return None, (f"on {rep.raw.tensor.buffer} the partition pair of .ap() must have stride "
                       f"{free} (the free size), this access needs {stride}: use a DMA or a "
                       "transpose instead")
-    return _Form("ap", pattern=rep.pattern, offset=rep.offset), ""
+    return _Form("ap", pattern=_full_rank(rep), offset=rep.offset), ""
+
+
+def _full_rank(rep: AccessReport) -> tuple[tuple[int, Value], ...]:
+    """The pattern with a ``[1, 1]`` pair at each size-1 tile axis the reported pattern drops
+    (``get_pattern()`` omits them), so that ``.ap()`` gives the legacy tile's shape."""
+    by_var = dict(zip((a.var for a in rep.axes), rep.pattern[len(rep.pattern) - len(rep.axes):]))
+    positions = rep.tile.source_axes()
+    if len(positions) != len(rep.shape) or any(
+            p.var not in by_var and p.tripcount != 1 for p in positions) or len(by_var) != len(
+            [p for p in positions if p.var in by_var]):
+        return rep.pattern
+    return tuple(by_var.get(p.var, (1, 1)) for p in positions)
 
 
 def _text(rep: AccessReport, form: _Form, names: dict[str, str]) -> str:

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from egraph_tiles.nki.kernels.values import TILE_SIZE
+
 __all__ = ["Event", "Run", "compare", "run_kernel"]
 
 
@@ -44,6 +46,21 @@ class Run:
     events: list[Event] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class _Anything(types.ModuleType):
+    """A library the kernel file imports but the kernel does not use: any name is another
+    placeholder, any call returns one (decorators included)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Anything(f"{self.__name__}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]
+        return _Anything(self.__name__)
 
 
 class _State:
@@ -143,6 +160,9 @@ class Tensor:
             view = Tensor(self.name, self.data, self.ids[tuple(clipped)], self.full)
             view.outside = ~inside
             return view
+        if any(k is Ellipsis for k in key):
+            at = key.index(Ellipsis)
+            key = key[:at] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[at + 1:]
         np_key = []
         for k, n in zip(key, self.shape):
             if isinstance(k, DS):
@@ -177,9 +197,27 @@ class Tensor:
             flat = np.clip(flat, 0, size - 1)
         return Tensor(self.name, self.data, self.ids.reshape(-1)[flat], self.full)
 
-    def reshape(self, *shape: Any) -> Tensor:
-        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    def reshape(self, *shape: Any, **kw: Any) -> Tensor:
+        shape = kw.get("shape", shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+                       else shape)
         return Tensor(self.name, self.data, self.ids.reshape(shape), self.full)
+
+    def broadcast_to(self, shape: Any) -> Tensor:
+        return Tensor(self.name, self.data, np.broadcast_to(self.ids, tuple(shape)), self.full)
+
+    @property
+    def dtype(self) -> str:
+        return "float32"
+
+    # Python arithmetic on tiles: elementwise instructions
+    def __add__(self, o: Any) -> Tensor: return _compute("add", np.add, self, o)
+    def __radd__(self, o: Any) -> Tensor: return _compute("add", np.add, o, self)
+    def __sub__(self, o: Any) -> Tensor: return _compute("subtract", np.subtract, self, o)
+    def __rsub__(self, o: Any) -> Tensor: return _compute("subtract", np.subtract, o, self)
+    def __mul__(self, o: Any) -> Tensor: return _compute("multiply", np.multiply, self, o)
+    def __rmul__(self, o: Any) -> Tensor: return _compute("multiply", np.multiply, o, self)
+    def __truediv__(self, o: Any) -> Tensor: return _compute("divide", np.divide, self, o)
+    def __neg__(self) -> Tensor: return _compute("negative", np.negative, self)
 
 
 def _operand(t: Any, mask: np.ndarray | None, shape: tuple[int, ...],
@@ -192,11 +230,12 @@ def _operand(t: Any, mask: np.ndarray | None, shape: tuple[int, ...],
     if not isinstance(t, Tensor):
         return np.broadcast_to(np.asarray(t, dtype=np.float64), shape), None
     try:
-        ids = np.broadcast_to(t.ids, shape)
+        ids = np.broadcast_to(t.ids.reshape(_nki_shape(t.shape, len(shape))), shape)
     except ValueError:
         _S.problem(f"shape: operand {t.name} of shape {t.shape} does not fit {shape}")
         return np.zeros(shape), None
-    outside = np.broadcast_to(getattr(t, "outside", np.zeros(t.shape, bool)), shape)
+    outside = np.broadcast_to(getattr(t, "outside", np.zeros(t.shape, bool)).reshape(
+        _nki_shape(t.shape, len(shape))), shape)
     on = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
     if (outside & on).any():
         _S.problem(f"bounds: an index of {t.name} leaves the tensor")
@@ -205,8 +244,16 @@ def _operand(t: Any, mask: np.ndarray | None, shape: tuple[int, ...],
     return vals, (t.name, t.coords(np.unique(ids[defined])))
 
 
+def _nki_shape(shape: tuple[int, ...], rank: int) -> tuple[int, ...]:
+    """NKI broadcasts the partition axis (first) and the free axes (right-aligned) apart."""
+    if not shape or len(shape) >= rank:
+        return shape
+    return shape[:1] + (1,) * (rank - len(shape)) + shape[1:]
+
+
 def _instr_shape(*ts: Any) -> tuple[int, ...]:
-    shapes = [t.shape for t in ts if isinstance(t, Tensor)]
+    rank = max((len(t.shape) for t in ts if isinstance(t, Tensor)), default=0)
+    shapes = [_nki_shape(t.shape, rank) for t in ts if isinstance(t, Tensor)]
     try:
         return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
     except ValueError:
@@ -285,7 +332,8 @@ def _alloc(shape: Any, dtype: Any = None, buffer: Any = None, **_: Any) -> Tenso
 
 def _reduce(f: Any) -> Any:
     def red(x: Tensor, axis: Any, mask: Any = None, keepdims: bool = False, **_: Any) -> Tensor:
-        return _compute("reduce", lambda v: f(v, axis=axis, keepdims=keepdims), x, mask=mask)
+        ax = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+        return _compute("reduce", lambda v: f(v, axis=ax, keepdims=keepdims), x, mask=mask)
     return red
 
 
@@ -302,13 +350,17 @@ def _language(program_ids: list[int]) -> types.ModuleType:
         setattr(nl, name, lambda x, y, *a, _f=f, _n=name, **k: _compute(_n, _f, x, y, **k))
     for name, f in {"exp": np.exp, "negative": np.negative, "copy": lambda v: v}.items():
         setattr(nl, name, lambda x, *a, _f=f, _n=name, **k: _compute(_n, _f, x, **k))
-    nl.sum, nl.max = _reduce(np.sum), _reduce(np.max)
+    for name, f in {"square": np.square, "rsqrt": lambda v: 1 / np.sqrt(np.abs(v)),
+                    "sqrt": lambda v: np.sqrt(np.abs(v)), "abs": np.abs}.items():
+        setattr(nl, name, lambda x, *a, _f=f, _n=name, **k: _compute(_n, _f, x, **k))
+    nl.sum, nl.max, nl.mean = _reduce(np.sum), _reduce(np.max), _reduce(np.mean)
+    nl.par_dim = lambda n: n
     nl.load, nl.store = _load, _nl_store
     nl.ndarray = nl.zeros = nl.empty = _alloc
     nl.arange, nl.mgrid, nl.ds = Arange, _Grid(), DS
     nl.affine_range = nl.sequential_range = nl.static_range = range
     nl.program_id = lambda axis: program_ids[axis]
-    nl.tile_size = types.SimpleNamespace(pmax=128, psum_fmax=512)
+    nl.tile_size = types.SimpleNamespace(**TILE_SIZE)
     for name in ("sbuf", "psum", "hbm", "shared_hbm", "float32", "bfloat16", "float16"):
         setattr(nl, name, name)
     return nl
@@ -325,12 +377,16 @@ def run_kernel(source: str, name: str, inputs: Mapping[str, np.ndarray],
     pids: list[int] = [0] * max(len(grid), 1)
     nl = _language(pids)
     isa = types.ModuleType("nki.isa")
-    isa.tensor_copy = _tensor_copy
-    nki = types.ModuleType("nki")
+    isa.tensor_copy = isa.dma_copy = _tensor_copy
+    nki = _Anything("nki")
     nki.jit = nki.trace = lambda f=None, **_: f if f is not None else (lambda g: g)
     nki.language, nki.isa = nl, isa
+    typing = types.ModuleType("nki.typing")
+    typing.tensor = Tensor
+    nki.typing = typing
     mods = {"neuronxcc.nki": nki, "nki": nki, "neuronxcc.nki.language": nl, "nki.language": nl,
-            "neuronxcc.nki.isa": isa, "nki.isa": isa}
+            "neuronxcc.nki.isa": isa, "nki.isa": isa, "neuronxcc.nki.typing": typing,
+            "nki.typing": typing}
 
     def importer(mod: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (),
                  level: int = 0) -> Any:
@@ -340,15 +396,19 @@ def run_kernel(source: str, name: str, inputs: Mapping[str, np.ndarray],
             return types.SimpleNamespace(nki=nki)
         if mod == "neuronxcc":
             return types.SimpleNamespace(nki=nki)
-        return __import__(mod, globals_, locals_, fromlist, level)
+        if mod.split(".")[0] in ("numpy", "math", "functools", "typing", "dataclasses", "enum"):
+            return __import__(mod, globals_, locals_, fromlist, level)
+        return _Anything(mod)  # a library the kernel file imports but the kernel does not use
 
     env: dict[str, Any] = {"__builtins__": {**vars(builtins), "__import__": importer}}
     exec(compile(source, label, "exec"), env)  # noqa: S102 -- the mock runs trusted kernels
     fn = env[name]
     for combo in itertools.product(*[range(g) for g in grid]) if grid else [()]:
         pids[:len(combo)] = list(combo)
-        fn(**tensors, **dict(scalars or {}))
-    run.outputs = {k: t.data for k, t in tensors.items()}
+        result = fn(**tensors, **dict(scalars or {}))
+        if isinstance(result, Tensor):  # a kernel that allocates and returns its output
+            run.outputs.setdefault("<return>", result.data)
+    run.outputs.update({k: t.data for k, t in tensors.items()})
     return run
 
 
@@ -370,7 +430,8 @@ def compare(legacy: str, migrated: str, name: str, shapes: Mapping[str, Sequence
             out.append(f"legacy line {x.line} ({x.kind}) and migrated line {y.line} "
                        f"({y.kind}) touch different elements")
             break
-    for k in shapes:
-        if not np.array_equal(a.outputs[k], b.outputs[k], equal_nan=True):
+    for k in a.outputs.keys() | b.outputs.keys():
+        if k not in a.outputs or k not in b.outputs or not np.array_equal(
+                a.outputs[k], b.outputs[k], equal_nan=True):
             out.append(f"tensor {k} differs after the run")
     return out
