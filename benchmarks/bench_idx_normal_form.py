@@ -28,8 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from egglog import bindings as eb  # noqa: E402
 
 from egraph_tiles.egraph.schedule import load_tables  # noqa: E402
-from egraph_tiles.nki.expr import AffineExpr, scalar_var  # noqa: E402
-from egraph_tiles.nki.solver import AffineSolver  # noqa: E402
+from egraph_tiles.nki.index.expr import AffineExpr, scalar_var  # noqa: E402
+from egraph_tiles.nki.index.solver import AffineSolver  # noqa: E402
 from egraph_tiles.rules import multiples, offsets, sorts  # noqa: E402
 
 PROGRAM = "\n".join([sorts.IDX_SCHEMA, offsets.RULES, multiples.RULES, sorts.TILE_IDX_LOAD])

@@ -26,8 +26,8 @@ from egraph_tiles.nki import (
     infer_kernel,
     scalar,
 )
-from egraph_tiles.nki.combine import cached_combine_index_tiles
-from egraph_tiles.nki.solver import clear_cache
+from egraph_tiles.nki.index.combine import cached_combine_index_tiles
+from egraph_tiles.nki.index.solver import clear_cache
 
 
 def build_kernel(n: int) -> list[KernelInstruction]:

@@ -20,10 +20,10 @@ import platform
 import statistics
 import time
 
-from egraph_tiles.nki.combine import cached_combine_index_tiles
-from egraph_tiles.nki.frontend import analyze_kernel
-from egraph_tiles.nki.migrate import migrate_kernel
-from egraph_tiles.nki.solver import clear_cache
+from egraph_tiles.nki.index.combine import cached_combine_index_tiles
+from egraph_tiles.nki.kernels.analyze import analyze_kernel
+from egraph_tiles.nki.kernels.migrate import migrate_kernel
+from egraph_tiles.nki.index.solver import clear_cache
 
 SHAPES = {"a": (1000, 1024), "b": (1000, 1024), "out": (1000, 1024)}
 

@@ -29,7 +29,7 @@ could simplify.  The driver supplies positive facts only, before running:
 * the substituted expression itself: ``Num.of_lin(subst(norm(e), m))`` or ``subst(norm(e), m)``.
 
 Then read ``norm(e)`` (extract it) and ``lin_lo`` / ``lin_hi`` of it.  The NKI driver doing
-exactly that, for a whole batch at once, is ``egraph_tiles.nki.solver.AffineSolver``.
+exactly that, for a whole batch at once, is ``egraph_tiles.nki.index.solver.AffineSolver``.
 
 Example (tested in ``tests/nki/test_nki_rules_affine.py``)::
 

@@ -2,9 +2,9 @@
 
 The bridge between the NKI index layer (:mod:`egraph_tiles.nki`) and the tile DSL.  Each
 subscript element is reduced to ``(start, length, step)`` by the *same* normalization chain
-NKI uses -- :func:`~egraph_tiles.nki.ranges.normalize_slice` (Python slices) or
-:func:`~egraph_tiles.nki.ranges.normalize_range_args` (``ds`` and single indices) →
-:func:`~egraph_tiles.nki.ranges.normalize_expr_range_args` -- whose constant detection and
+NKI uses -- :func:`~egraph_tiles.nki.index.ranges.normalize_slice` (Python slices) or
+:func:`~egraph_tiles.nki.index.ranges.normalize_range_args` (``ds`` and single indices) →
+:func:`~egraph_tiles.nki.index.ranges.normalize_expr_range_args` -- whose constant detection and
 supremum are the e-graph's (one batched solve per subscript).  The offsets come back as the
 affine **normal form** (``8 + i * 16`` and ``(i * 16 + 8)`` both become ``i * 16 + 8``) and
 are rebuilt as IR scalar expressions, so the result is an ordinary canonical slice::
@@ -47,7 +47,7 @@ from .errors import DslError
 from .read_common import dotted as _dotted
 
 if TYPE_CHECKING:
-    from egraph_tiles.nki.normal_form import NormalForm
+    from egraph_tiles.nki.index.normal_form import NormalForm
 
     from .read_exprs import ExprReader as _ExprReader
 
@@ -69,7 +69,7 @@ class _Scalars:
 
     def affine(self, e: Expr, role: str) -> Any:
         """``e`` as an int (constant) or an ``AffineExpr``; ``role`` names it in errors."""
-        from egraph_tiles.nki.expr import AffineExpr, scalar_var
+        from egraph_tiles.nki.index.expr import AffineExpr, scalar_var
 
         c = const_int(e)
         if c is not None:
@@ -125,7 +125,7 @@ class _Scalars:
         return out
 
     def _atom(self, atom: Any) -> Expr:
-        from egraph_tiles.nki.expr import Var as NkiVar
+        from egraph_tiles.nki.index.expr import Var as NkiVar
 
         if isinstance(atom, NkiVar):
             return VarRef(self.by_name[atom.name])
@@ -197,7 +197,7 @@ class _Axis:
         return self.scalars.affine(self.reader.expr(node), role)
 
     def _read(self, item: ast.AST) -> Any:
-        from egraph_tiles.nki.ranges import ds
+        from egraph_tiles.nki.index.ranges import ds
 
         if isinstance(item, ast.Slice):
             start = self.value(item.lower, "start") if item.lower is not None else None
@@ -222,8 +222,8 @@ class _Axis:
 
     def queries(self) -> list[Any]:
         """The affine expressions the normalization will ask the e-graph about."""
-        from egraph_tiles.nki.expr import AffineExpr
-        from egraph_tiles.nki.ranges import DynSlice, range_diff
+        from egraph_tiles.nki.index.expr import AffineExpr
+        from egraph_tiles.nki.index.ranges import DynSlice, range_diff
 
         out = []
         r = self.range_obj
@@ -236,8 +236,8 @@ class _Axis:
         return out
 
     def normalize(self) -> None:
-        from egraph_tiles.nki.expr import wrap_expr
-        from egraph_tiles.nki.ranges import normalize_range_args, normalize_slice, range_diff
+        from egraph_tiles.nki.index.expr import wrap_expr
+        from egraph_tiles.nki.index.ranges import normalize_range_args, normalize_slice, range_diff
 
         r = self.range_obj
         try:
@@ -274,7 +274,7 @@ class _Axis:
 
 def _presolve(axes: list[_Axis]) -> None:
     """Solve every start / ``stop - start`` of the subscript in ONE e-graph (fills the memo)."""
-    from egraph_tiles.nki.solver import solve
+    from egraph_tiles.nki.index.solver import solve
 
     exprs = [q for ax in axes for q in ax.queries()]
     if exprs:

@@ -18,52 +18,68 @@ The tile DSL's subscripts (``t[i, :]``, ``t[:, 64:128]``, ``t[ds(off, n), :]``) 
 same normalization to canonical ``tile.slice`` calls: ``egraph_tiles.dsl.subscripts``.
 """
 
-from egraph_tiles.nki.access import AccessPattern, access_address, lower_access
-from egraph_tiles.nki.combine import (
+from egraph_tiles.nki.index import (
+    APIndex,
+    Access,
+    AccessPattern,
+    AffineExpr,
+    AffineSolver,
+    CmpTileMask,
+    DynSlice,
+    DynamicScalar,
+    EQTileMask,
+    InferredInstruction,
+    Instruction,
+    KernelInstruction,
+    NDTile,
+    NormalForm,
+    QuasiAtom,
+    Scalar,
+    Solution,
+    TileIndex,
+    TileMask,
+    TileMaskIntersection,
+    Var,
+    access_address,
+    arange,
+    axis_var,
     broadcast_shapes,
     cached_combine_index_tiles,
     canonicalize_expr,
     combine_cache,
     combine_index_tiles,
     combine_tiles,
+    ds,
+    filter_indices,
+    generate_ap_index,
     generate_subst_map,
-    unique_sequence,
-)
-from egraph_tiles.nki.expr import AffineExpr, Var, axis_var, scalar_var, wrap_expr
-from egraph_tiles.nki.kernel import Access, InferredInstruction, KernelInstruction, infer_kernel
-from egraph_tiles.nki.masks import (
-    CmpTileMask,
-    EQTileMask,
-    Instruction,
-    TileMask,
-    TileMaskIntersection,
+    infer_kernel,
     inst_mask,
+    lower_access,
+    nki_scalar_int_dtype,
+    normalize_expr_range_args,
+    normalize_range_args,
+    normalize_slice,
+    partial_tile_index,
     pred_eq,
     pred_ge,
     pred_gt,
     pred_le,
     pred_lt,
     pred_ne,
+    scalar,
+    scalar_var,
+    solution_of,
+    solve,
     substitute_expr_indices,
+    unique_sequence,
+    wrap_expr,
 )
-from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
-from egraph_tiles.nki.ranges import (
-    DynSlice,
-    arange,
-    ds,
-    normalize_expr_range_args,
-    normalize_range_args,
-    normalize_slice,
-    partial_tile_index,
-)
-from egraph_tiles.nki.scalar import DynamicScalar, Scalar, nki_scalar_int_dtype, scalar
-from egraph_tiles.nki.solver import AffineSolver, Solution, solution_of, solve
-from egraph_tiles.nki.tile import APIndex, NDTile, TileIndex, filter_indices, generate_ap_index
 
 # Legacy kernels as written: reader (ast only), whole-kernel inference, migration.
-from egraph_tiles.nki.frontend import AccessReport, KernelReport, analyze_kernel, verify_report  # noqa: E402
-from egraph_tiles.nki.migrate import Migration, migrate_kernel  # noqa: E402
-from egraph_tiles.nki.reader import Finding, read_kernel  # noqa: E402
+from egraph_tiles.nki.kernels.analyze import AccessReport, KernelReport, analyze_kernel, verify_report
+from egraph_tiles.nki.kernels.migrate import Migration, migrate_kernel
+from egraph_tiles.nki.kernels.reader import Finding, read_kernel
 
 __all__ = [
     "APIndex", "Access", "AccessPattern", "AccessReport", "Finding", "KernelReport", "Migration",

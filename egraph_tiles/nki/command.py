@@ -1,8 +1,13 @@
 """``egraph-tiles nki``: analyze (and migrate) a legacy NKI kernel file.
 
     egraph-tiles nki KERNEL.py [--kernel NAME] --shape NAME=D0xD1... [--dtype NAME=DT]
-        [--scalar NAME=VALUE] [--bind SYM=INT ...] [--grid G0xG1] [--json]
-        [--migrate -o OUT.py] [--verify]
+        [--scalar NAME=VALUE] [--params FILE] [--path DIR] [--bind SYM=INT ...]
+        [--grid G0xG1] [--json] [--migrate -o OUT.py] [--verify]
+
+Options and the kernel path may come in any order.  ``--scalar`` values are Python literals
+(``(3, 4)``, ``[1, 59, 38, 1280]``, ``None``, nested), ``true`` / ``false`` / ``null`` as JSON
+spells them, or configurations ``Config(field=value)`` of a class the kernel's file or its
+imports define; text that is not one of these is accepted only for a string parameter.
 
 Exit status: 0 when every access was inferred without a finding, 1 otherwise (the report is
 still printed), 1 with a message on stderr when the file cannot be read or the kernel chosen.
@@ -13,13 +18,16 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from egraph_tiles.nki.frontend import KernelReport, analyze_kernel, pattern_json, verify_report
-from egraph_tiles.nki.migrate import migrate_kernel as migrate
-from egraph_tiles.nki.reader import Finding
+from egraph_tiles.nki.kernels.analyze import KernelReport, analyze_kernel, pattern_json, verify_report
+from egraph_tiles.nki.kernels.migrate import migrate_kernel as migrate
+from egraph_tiles.nki.kernels.modules import from_file_value, parse_value
+from egraph_tiles.nki.kernels.reader import Finding
+from egraph_tiles.nki.kernels.values import ParamText
 
 __all__ = ["add_parser", "parse_assignments", "report_json", "report_text"]
 
@@ -34,17 +42,75 @@ def _dims(text: str, flag: str, err: type[Exception]) -> tuple[int, ...]:
     return dims
 
 
+def _split(item: str) -> list[str]:
+    """``a=1,b=(2, 3) c=x`` -> ``["a=1", "b=(2, 3)", "c=x"]``: commas and spaces separate
+    assignments only outside brackets and quotes, before the next ``NAME=``."""
+    parts, depth, quote, cur = [], 0, "", ""
+    for k, ch in enumerate(item):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch in ", " and depth == 0 and re.match(r"[\s,]*[A-Za-z_]\w*=", item[k + 1:]):
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip(" ,")]
+
+
 def parse_assignments(items: list[str] | None, flag: str, err: type[Exception]) -> dict[str, str]:
-    """``NAME=VALUE`` pairs (several per flag may be separated by commas or spaces)."""
+    """``NAME=VALUE`` pairs: one per argument, or several separated by commas or spaces (a
+    value may itself hold commas inside brackets: ``shape2D=(3, 4)``)."""
     out: dict[str, str] = {}
     flat = [i for group in items or [] for i in ([group] if isinstance(group, str) else group)]
     for item in flat:
-        for part in item.replace(",", " ").split():
+        for part in _split(item):
             name, eq, value = part.partition("=")
-            if not eq or not name.isidentifier() or not value:
+            name = name.strip()
+            if not eq or not name.isidentifier() or not value.strip():
                 raise err(f"error: {flag}: expected NAME=VALUE, got {part!r}")
-            out[name] = value
+            out[name] = value.strip()
     return out
+
+
+def _stray_file(args: argparse.Namespace, err: type[Exception]) -> None:
+    """A kernel path given after an option that takes several values (``--shape a=4x4 k.py``)."""
+    for flag in ("shape", "dtype", "scalar", "bind", "path"):
+        groups = getattr(args, flag) or []
+        for group in groups:
+            for item in list(group):
+                if "=" in item or flag == "path":
+                    continue
+                if args.file is not None:
+                    raise err(f"error: --{flag}: expected NAME=VALUE, got {item!r}")
+                args.file = item
+                group.remove(item)
+    if args.file is None:
+        raise err("error: the kernel file KERNEL.py is required")
+
+
+def read_params(path: str, err: type[Exception]) -> dict[str, Any]:
+    """A ``--params`` file: a JSON object or a Python literal dict of parameter values; a value
+    ``{"shape": [...], "dtype": ...}`` describes a tensor parameter."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise err(f"error: --params {path}: cannot read ({e})") from None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        value = parse_value(text)
+        doc = value if isinstance(value, dict) else None
+    if not isinstance(doc, dict) or not all(isinstance(k, str) for k in doc):
+        raise err(f"error: --params {path}: expected a JSON object or a Python dict of "
+                  "parameter values")
+    return doc
 
 
 def add_parser(sub: argparse._SubParsersAction, err: type[Exception]) -> None:
@@ -54,7 +120,7 @@ def add_parser(sub: argparse._SubParsersAction, err: type[Exception]) -> None:
         description="Read KERNEL.py with ast (never executed), infer the access pattern of "
         "every indexed access of the kernel, report out-of-bounds / non-affine / partition / "
         "indirect findings, and optionally rewrite the legacy indices in the NKI 0.2+ form.")
-    p.add_argument("file", metavar="KERNEL.py")
+    p.add_argument("file", metavar="KERNEL.py", nargs="?")
     p.add_argument("--kernel", metavar="NAME", help="the kernel function (default: the only "
                    "@nki.jit / @nki.trace function)")
     p.add_argument("--shape", action="append", nargs="+", metavar="NAME=D0xD1...",
@@ -62,6 +128,10 @@ def add_parser(sub: argparse._SubParsersAction, err: type[Exception]) -> None:
     p.add_argument("--dtype", action="append", nargs="+", metavar="NAME=DT", help="dtype of a parameter")
     p.add_argument("--scalar", action="append", nargs="+", metavar="NAME=VALUE",
                    help="value of a Python scalar / configuration parameter")
+    p.add_argument("--params", metavar="FILE", help="parameter values from a JSON object or a "
+                   "Python literal dict (a tensor: {\"shape\": [...], \"dtype\": ...})")
+    p.add_argument("--path", action="append", nargs="+", metavar="DIR",
+                   help="package root for the kernel's imports (besides the kernel's folder)")
     p.add_argument("--bind", action="append", nargs="+", metavar="SYM=INT",
                    help="fix a loop variable or program_id_K to one value")
     p.add_argument("--grid", metavar="G0xG1...", help="SPMD launch grid (program id ranges)")
@@ -78,10 +148,26 @@ def add_parser(sub: argparse._SubParsersAction, err: type[Exception]) -> None:
 
 
 def _options(args: argparse.Namespace, err: type[Exception]) -> dict[str, Any]:
-    shapes = {k: _dims(v, "--shape", err)
-              for k, v in parse_assignments(args.shape, "--shape", err).items()}
-    dtypes = parse_assignments(args.dtype, "--dtype", err)
-    scalars = {k: _literal(v) for k, v in parse_assignments(args.scalar, "--scalar", err).items()}
+    shapes: dict[str, tuple[int, ...]] = {}
+    dtypes: dict[str, str] = {}
+    scalars: dict[str, Any] = {}
+    if args.params:
+        for name, v in read_params(args.params, err).items():
+            if isinstance(v, dict) and "shape" in v:
+                dims = v["shape"]
+                if not isinstance(dims, (list, tuple)) or not all(
+                        isinstance(d, int) and d >= 1 for d in dims):
+                    raise err(f"error: --params: {name}: a shape is a list of positive integers")
+                shapes[name] = tuple(dims)
+                if isinstance(v.get("dtype"), str):
+                    dtypes[name] = v["dtype"]
+            else:
+                scalars[name] = from_file_value(v)
+    shapes.update({k: _dims(v, "--shape", err)
+                   for k, v in parse_assignments(args.shape, "--shape", err).items()})
+    dtypes.update(parse_assignments(args.dtype, "--dtype", err))
+    scalars.update({k: ParamText(v) for k, v in
+                    parse_assignments(args.scalar, "--scalar", err).items()})
     binds_raw = parse_assignments(args.bind, "--bind", err)
     binds = {}
     for k, v in binds_raw.items():
@@ -90,18 +176,16 @@ def _options(args: argparse.Namespace, err: type[Exception]) -> dict[str, Any]:
         except ValueError:
             raise err(f"error: --bind {k}={v}: expected an integer") from None
     grid = _dims(args.grid, "--grid", err) if args.grid else None
-    return {"shapes": shapes, "dtypes": dtypes, "scalars": scalars, "binds": binds, "grid": grid}
-
-
-def _literal(text: str) -> Any:
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-    return value
+    paths = [d for group in args.path or [] for d in group]
+    for d in paths:
+        if not Path(d).is_dir():
+            raise err(f"error: --path {d}: no such directory")
+    return {"shapes": shapes, "dtypes": dtypes, "scalars": scalars, "binds": binds, "grid": grid,
+            "paths": paths}
 
 
 def _run(args: argparse.Namespace, err: type[Exception]) -> int:
+    _stray_file(args, err)
     try:
         source = Path(args.file).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -176,9 +260,14 @@ def report_json(report: KernelReport, findings: list[Finding],
     accesses = []
     for rep in report.accesses:
         pattern, offset = pattern_json(rep)
-        accesses.append({"line": rep.raw.line, "tensor": rep.raw.tensor_text,
-                         "role": rep.raw.role, "shape": list(rep.shape), "pattern": pattern,
-                         "offset": offset, "migrated": (migrated or {}).get(id(rep))})
+        entry = {"line": rep.raw.line, "tensor": rep.raw.tensor_text,
+                 "role": rep.raw.role, "shape": list(rep.shape), "pattern": pattern,
+                 "offset": offset, "legacy": rep.raw.legacy or rep.raw.mask is not None,
+                 "migrated": (migrated or {}).get(id(rep))}
+        if id(rep) in report.verified:  # with --verify: true, or why the pattern differs
+            err = report.verified[id(rep)]
+            entry["verified"] = True if err is None else err
+        accesses.append(entry)
     return {"kernel": report.name, "accesses": accesses,
             "errors": [{"line": f.line, "message": f.message} for f in findings]}
 

@@ -34,7 +34,7 @@ from ..egraph.schedule import program_text
 from ..egraph.sexp import Q, Sexp, parse_sexps, show
 from ..ir.ops import TRANSFERS, Role
 from ..ir.target import ALIGN_BITS, CAP
-from ..nki.solver import _SCHEDULE
+from ..nki.index.solver import _SCHEDULE
 from ..rules.windows import PROGRAM
 
 # ---------------------------------------------------------------- rule collection

@@ -9,8 +9,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks import bench_nki  # noqa: E402
 from egraph_tiles.nki import combine_cache, infer_kernel  # noqa: E402
-from egraph_tiles.nki.combine import cached_combine_index_tiles  # noqa: E402
-from egraph_tiles.nki.solver import clear_cache  # noqa: E402
+from egraph_tiles.nki.index.combine import cached_combine_index_tiles  # noqa: E402
+from egraph_tiles.nki.index.solver import clear_cache  # noqa: E402
 
 
 def test_bench_nki_prints_one_row_with_and_one_without_the_combine_cache(capsys):

@@ -160,7 +160,7 @@ def test_access_patterns_match_numpy_indexing_many(batch):
 
 
 def test_infer_kernel_builds_exactly_one_egraph(monkeypatch):
-    import egraph_tiles.nki.kernel as kernel
+    import egraph_tiles.nki.index.kernel as kernel
 
     made = []
     real = kernel.AffineSolver
@@ -170,7 +170,7 @@ def test_infer_kernel_builds_exactly_one_egraph(monkeypatch):
         return real()
 
     monkeypatch.setattr(kernel, "AffineSolver", counting)
-    from egraph_tiles.nki.solver import clear_cache
+    from egraph_tiles.nki.index.solver import clear_cache
 
     clear_cache()
     i_p = arange(16)[:, None]

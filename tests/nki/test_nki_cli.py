@@ -37,10 +37,10 @@ def test_json_has_the_documented_shape(kernel, capsys):
         "accesses": [
             {"line": 10, "tensor": "a", "role": "src", "shape": [128, 64],
              "pattern": [[64, "min(128, 446 - 128*t)"], [1, 64]], "offset": "8192*t",
-             "migrated": None},
+             "legacy": True, "migrated": None},
             {"line": 11, "tensor": "out", "role": "dst", "shape": [128, 64],
              "pattern": [[64, "min(128, 446 - 128*t)"], [1, 64]], "offset": "8192*t",
-             "migrated": None},
+             "legacy": True, "migrated": None},
         ],
         "errors": [],
     }
@@ -60,6 +60,12 @@ def test_findings_are_errors_with_lines_and_exit_status_1(kernel, capsys):
     assert rc == 1
     assert [e["line"] for e in doc["errors"]] == [10]
     assert "reaches index 445 along dimension 0" in doc["errors"][0]["message"]
+
+
+def test_json_carries_the_verify_verdict_per_access(kernel, capsys):
+    main(["nki", kernel, "--shape", "a=446x64", "out=446x64", "--json", "--verify"])
+    doc = json.loads(capsys.readouterr().out)
+    assert [a["verified"] for a in doc["accesses"]] == [True, True]
 
 
 def test_text_output_is_a_table_per_instruction(kernel, capsys):

@@ -17,7 +17,7 @@ from egraph_tiles.nki import (
     scalar,
     unique_sequence,
 )
-from egraph_tiles.nki.expr import AffineExpr
+from egraph_tiles.nki.index.expr import AffineExpr
 
 
 def test_unique_sequence_preserves_first_occurrence_order():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from egraph_tiles.nki.frontend import analyze_kernel, verify_report
-from egraph_tiles.nki.migrate import migrate_kernel
+from egraph_tiles.nki.kernels.analyze import analyze_kernel, verify_report
+from egraph_tiles.nki.kernels.migrate import migrate_kernel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "nki"
 

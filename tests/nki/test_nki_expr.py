@@ -3,7 +3,7 @@
 import pytest
 
 from egraph_tiles.nki import AffineExpr, AffineSolver, axis_var, scalar_var, solve
-from egraph_tiles.nki.solver import clear_cache, solution_of
+from egraph_tiles.nki.index.solver import clear_cache, solution_of
 
 I = axis_var("i", 8)
 J = axis_var("j", 4)

@@ -5,7 +5,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from egraph_tiles.nki.frontend import (
+from egraph_tiles.nki.kernels.analyze import (
     analyze_kernel,
     legacy_elements,
     pattern_elements,

@@ -23,8 +23,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from egraph_tiles.nki.frontend import analyze_kernel, pattern_elements
-from egraph_tiles.nki.migrate import migrate_kernel
+from egraph_tiles.nki.kernels.analyze import analyze_kernel, pattern_elements
+from egraph_tiles.nki.kernels.migrate import migrate_kernel
 from test_nki_reader_errors import CASES as ERROR_CASES
 
 HEADER = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n"

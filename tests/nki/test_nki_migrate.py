@@ -2,8 +2,8 @@
 
 import textwrap
 
-from egraph_tiles.nki.frontend import analyze_kernel
-from egraph_tiles.nki.migrate import migrate_kernel
+from egraph_tiles.nki.kernels.analyze import analyze_kernel
+from egraph_tiles.nki.kernels.migrate import migrate_kernel
 
 HEADER = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n"
 

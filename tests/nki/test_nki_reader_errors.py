@@ -5,14 +5,14 @@ import textwrap
 
 import pytest
 
-from egraph_tiles.nki.frontend import analyze_kernel
+from egraph_tiles.nki.kernels.analyze import analyze_kernel
 
 HEADER = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n"
 
 # (kernel body after `def k(a, b, i0):`, where a is 8x8, b has no shape; expected message part)
 CASES = [
     ("while True:\n    pass", "a `while` loop cannot be analyzed"),
-    ("class C:\n    pass", "unsupported statement `ClassDef`"),
+    ("async def f():\n    pass", "unsupported statement `AsyncFunctionDef`"),
     ("x, *y = (1, 2)", "starred assignment targets are not supported"),
     ("x, y = (1, 2, 3)", "cannot unpack 3 values into 2 names"),
     ("x, y = 5", "cannot unpack a int into 2 names"),

@@ -11,8 +11,8 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from egraph_tiles.nki.expr import AffineExpr, axis_var
-from egraph_tiles.nki.solver import AffineSolver
+from egraph_tiles.nki.index.expr import AffineExpr, axis_var
+from egraph_tiles.nki.index.solver import AffineSolver
 
 VARS = [axis_var("a", 5), axis_var("b", 3), axis_var("c", 4)]
 SYMS = {v.name: sympy.Symbol(v.name, integer=True) for v in VARS}

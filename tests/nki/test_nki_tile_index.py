@@ -11,7 +11,7 @@ from egraph_tiles.nki import (
     arange,
     scalar,
 )
-from egraph_tiles.nki.combine import cached_combine_index_tiles
+from egraph_tiles.nki.index.combine import cached_combine_index_tiles
 
 
 def test_ndtile_builds_ap_indices_innermost_first():

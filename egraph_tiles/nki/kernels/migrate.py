@@ -1,7 +1,7 @@
 """Migrate a legacy NKI kernel to the 0.2+ indexing form.
 
 Every access that uses ``nl.arange`` / ``nl.mgrid`` indices or a ``mask=`` is rewritten from its
-inferred :class:`~egraph_tiles.nki.frontend.AccessReport`:
+inferred :class:`~egraph_tiles.nki.kernels.analyze.AccessReport`:
 
 * a **basic slice** ``a[r0:r0 + 128, c0:c0 + 512:2]`` when one expresses the access: every
   tensor dimension reads at most one tile axis, with a positive step, in the tile's axis order
@@ -33,17 +33,33 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.nki.expr import Var
-from egraph_tiles.nki.frontend import (
+from egraph_tiles.nki.index.expr import Var
+from egraph_tiles.nki.kernels.analyze import (
     AccessReport,
     KernelReport,
     _vars_of,
     check_elements,
+    guards_hold,
     outer_flat,
 )
-from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
-from egraph_tiles.nki.reader import Finding
-from egraph_tiles.nki.symint import SymInt, Value, sym_evaluate, sym_text
+from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.kernels.program import check_program, iteration_envs
+from egraph_tiles.nki.kernels.reader import Finding
+from egraph_tiles.nki.kernels.statements import (
+    _apply,
+    _copy_call,
+    _copy_edits,
+    _drop_unused_indices,
+    _guard_plan,
+    _mask_edits,
+    _per_iteration,
+    _Source,
+    _statement_of,
+    _unrolled_edits,
+    _unrolled_plan,
+    guard_text,
+)
+from egraph_tiles.nki.index.symint import SymInt, Value, sym_evaluate, sym_text
 
 __all__ = ["Migration", "migrate_kernel"]
 
@@ -177,7 +193,19 @@ def _ap_form(rep: AccessReport) -> tuple[_Form | None, str]:
         return None, (f"on {rep.raw.tensor.buffer} the partition pair of .ap() must have stride "
                       f"{free} (the free size), this access needs {stride}: use a DMA or a "
                       "transpose instead")
-    return _Form("ap", pattern=rep.pattern, offset=rep.offset), ""
+    return _Form("ap", pattern=_full_rank(rep), offset=rep.offset), ""
+
+
+def _full_rank(rep: AccessReport) -> tuple[tuple[int, Value], ...]:
+    """The pattern with a ``[1, 1]`` pair at each size-1 tile axis the reported pattern drops
+    (``get_pattern()`` omits them), so that ``.ap()`` gives the legacy tile's shape."""
+    by_var = dict(zip((a.var for a in rep.axes), rep.pattern[len(rep.pattern) - len(rep.axes):]))
+    positions = rep.tile.source_axes()
+    if len(positions) != len(rep.shape) or any(
+            p.var not in by_var and p.tripcount != 1 for p in positions) or len(by_var) != len(
+            [p for p in positions if p.var in by_var]):
+        return rep.pattern
+    return tuple(by_var.get(p.var, (1, 1)) for p in positions)
 
 
 def _text(rep: AccessReport, form: _Form, names: dict[str, str]) -> str:
@@ -244,6 +272,8 @@ def every_iteration(variables: Sequence[Var], steps: dict[str, int]) -> list[dic
 
 def _check(rep: AccessReport, form: _Form, envs: list[dict[str, int]]) -> str | None:
     for env in envs:
+        if not bool(np.all(guards_hold(rep, env))):
+            continue  # the instruction does not run here (its statement runs under an `if`)
         got = _elements(rep, form, env)
         if isinstance(got, str):
             return f"{got} at {env or 'the only iteration'}"
@@ -261,10 +291,11 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
     """The checked new text of one access, or ``(None, why not)``."""
     if rep.raw.mask is not None and not rep.box_mask:
         return None, "its mask is not a box (migrate it by hand, e.g. with nisa.affine_select)"
-    if rep.guards:
-        return None, ("its mask has a predicate on loop variables only "
-                      f"(`{sym_text(rep.guards[0], _names(report))} {rep.guard_ops[0]} 0`): "
-                      "the instruction must run under a condition; rewrite it by hand")
+    if any(isinstance(a, Var) and a.name.startswith("program_id_")
+           for g in rep.guards for a, _ in g.terms):
+        return None, ("its mask has a predicate on program ids only (`"
+                      f"{guard_text(rep, _names(report))}`): the instruction must run under a "
+                      "condition the launch decides; rewrite it by hand")
     names = _names(report)
     form = _slice_form(rep)
     why = ""
@@ -273,11 +304,21 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
         if form is None:
             return None, why
     if form.kind == "ap" and isinstance(rep.raw.node.ctx, ast.Store):
-        return None, (f"it is an assignment target and `{rep.raw.tensor_text}.ap(...)` cannot be "
-                      "assigned to: write it with nisa.tensor_copy(dst=...) by hand")
-    if rep.raw.in_helper and _symbols(form):
-        return None, ("the access is inside a helper function and depends on the caller's loop "
-                      "variables: rewrite the helper by hand")
+        st = _statement_of(report.read.tree, rep.raw.node, target=True)
+        if st is None or _copy_call(report, rep) is None:
+            return None, (f"it is an assignment target and `{rep.raw.tensor_text}.ap(...)` "
+                          "cannot be assigned to; the statement is not `t[...] = value` or the "
+                          "file imports no nki.isa / nki.language to copy with: write it with "
+                          "nisa.tensor_copy(dst=...) by hand")
+    if rep.raw.in_helper and _symbols(form) and rep.raw.local_names is not None:
+        # inside a helper the caller's loop variables are the helper's parameters bound to them
+        local = {k: rep.raw.local_names.get(k, v if v.startswith("nl.program_id") else "\x00")
+                 for k, v in names.items()}
+        if "\x00" in _text(rep, form, local):
+            return None, ("the access is inside a helper function and depends on loop "
+                          "variables of its caller that are not its parameters: rewrite the "
+                          "helper by hand")
+        names = local
     envs = every_iteration(_vars_of(rep), report.read.steps)
     if envs is None:
         return None, (f"its loops have an unknown bound or more than {CHECK_ALL_UP_TO:,} "
@@ -298,17 +339,15 @@ def _symbols(form: _Form) -> bool:
 # ----- the migrated file ---------------------------------------------------------------------------
 
 def migrate_kernel(report: KernelReport) -> Migration:
-    """Rewrite every legacy access of ``report``'s kernel in its source."""
+    """Rewrite every legacy access of ``report``'s kernel in its source, keeping only rewrites
+    that leave the kernel the same program (:mod:`~egraph_tiles.nki.kernels.program`)."""
     source = report.read.source
     findings: list[Finding] = []
     by_node: dict[int, list[AccessReport]] = {}
     for rep in report.accesses:
         if rep.raw.legacy or rep.raw.mask is not None:
             by_node.setdefault(id(rep.raw.node), []).append(rep)
-    texts: dict[int, str] = {}
-    edits: list[tuple[int, int, str]] = []
-    src = _Source(source)
-    done_nodes: set[int] = set()
+    chosen: dict[int, tuple[Any, list[AccessReport]]] = {}
     for reps in by_node.values():
         results = [migrate_access(rep, report) for rep in reps]
         new = {t for t, _ in results}
@@ -319,141 +358,63 @@ def migrate_kernel(report: KernelReport) -> Migration:
                                     f"{why}", "migration"))
             continue
         if len(new) > 1:
-            findings.append(Finding(rep0.raw.line, f"not migrated: {ast.unparse(rep0.raw.node)} "
-                                    "is reached with different indices (a helper called from "
-                                    "several places): rewrite it by hand", "migration"))
+            per = _per_iteration(reps, [t for t, _ in results])
+            if per is None:
+                findings.append(Finding(rep0.raw.line, f"not migrated: {ast.unparse(rep0.raw.node)} "
+                                        "is reached with different indices (a helper called from "
+                                        "several places): rewrite it by hand", "migration"))
+                continue
+            chosen[id(rep0.raw.node)] = (per, reps)
             continue
-        text = new.pop()
+        chosen[id(rep0.raw.node)] = (new.pop(), reps)
+    src = _Source(source)
+    accepted = set(chosen)
+    _unrolled_plan(report, chosen, accepted, findings)
+    guarded = _guard_plan(report, chosen, accepted, findings)
+    check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
+    for nid, why in check.refused.items():
+        node = chosen[nid][1][0].raw.node
+        findings.append(Finding(node.lineno, f"not migrated: {ast.unparse(node)}: {why}",
+                                "migration"))
+    texts: dict[int, str] = {}
+    edits: list[tuple[int, int, str]] = []
+    unrolled: list[tuple[ast.AST, dict[tuple[tuple[str, int], ...], str]]] = []
+    for nid in accepted:
+        text, reps = chosen[nid]
+        if isinstance(text, dict):  # one text per iteration of an unrolled loop
+            for rep in reps:
+                texts[id(rep)] = text[rep.raw.unrolled]
+            unrolled.append((reps[0].raw.node, text))
+            continue
         for rep in reps:
             texts[id(rep)] = text
-        edits.append((*src.span(rep0.raw.node), text))
-        done_nodes.add(id(rep0.raw.node))
-    edits += _mask_edits(report, done_nodes, src, findings)
+        node = reps[0].raw.node
+        if isinstance(node.ctx, ast.Store) and text.startswith(f"{reps[0].raw.tensor_text}.ap("):
+            # `t[...] = v` with an .ap() destination: a copy instruction writes it
+            st = _statement_of(report.read.tree, node, target=True)
+            edits += _copy_edits(report, reps[0], st, text, src, 0)
+            continue
+        edits.append((*src.span(node), text))
+    edits += [(*src.span(node), text) for node, text in check.slices]
+    for st, cond, reps in guarded:
+        if all(id(r.raw.node) in accepted for r in reps):
+            line = src.lines[st.lineno - 1]
+            indent = line[:len(line) - len(line.lstrip())]
+            start = src.pos(st.lineno, st.col_offset)
+            edits.append((start, start, f"if {cond}:\n{indent}    "))
+    edits += _mask_edits(report, accepted, check.dropped, src, findings)
     carried = {id(r.raw.mask_node) for r in report.accesses}
-    for call, kw, whole in report.read.masked_calls:
-        fn = ast.unparse(call.func)
-        if id(kw) not in carried:
-            findings.append(Finding(kw.lineno, f"mask= of `{fn}(...)` kept: the call has no "
-                                    "indexed operand to carry it (rewrite it by hand)",
-                                    "migration"))
-        elif whole and all(id(r.raw.node) in done_nodes for r in report.accesses
-                           if r.raw.mask_node is kw):
-            findings.append(Finding(kw.lineno, f"mask= of `{fn}(...)` dropped: its whole-tile "
-                                    f"operand(s) {', '.join(whole)} keep their full shape; "
-                                    "check they match the narrowed accesses", "migration"))
-    out = _apply(source, edits)
+    for call, kw, _ in report.read.masked_calls:
+        if id(kw) not in carried and id(kw) not in check.dropped:
+            findings.append(Finding(kw.lineno, f"mask= of `{ast.unparse(call.func)}(...)` kept: "
+                                    "the call has no indexed operand to carry it (rewrite it by "
+                                    "hand)", "migration"))
     try:
+        edits = _unrolled_edits(report, unrolled, edits, src, findings, texts)
+        out = _apply(source, edits)
         out = _drop_unused_indices(out)
     except SyntaxError as e:  # a bug: never print a file that does not parse
         findings.append(Finding(e.lineno or 0, f"internal error: the migrated file does not "
                                 f"parse ({e.msg}); nothing was rewritten", "migration"))
         out, texts = source, {}
     return Migration(out, texts, sorted(dict.fromkeys(findings), key=lambda f: f.line))
-
-
-class _Source:
-    """Character offsets of ``ast`` positions (whose columns count UTF-8 bytes)."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.lines = source.splitlines(keepends=True)
-        self.starts = [0]
-        for line in self.lines:
-            self.starts.append(self.starts[-1] + len(line))
-
-    def pos(self, line: int, col: int) -> int:
-        text = self.lines[line - 1] if line - 1 < len(self.lines) else ""
-        return self.starts[line - 1] + len(text.encode("utf-8")[:col].decode("utf-8", "ignore"))
-
-    def span(self, node: Any) -> tuple[int, int]:
-        return self.pos(node.lineno, node.col_offset), self.pos(node.end_lineno, node.end_col_offset)
-
-
-def _mask_edits(report: KernelReport, done: set[int], src: _Source,
-                findings: list[Finding]) -> list[tuple[int, int, str]]:
-    calls: dict[int, tuple[ast.Call, ast.keyword, list[AccessReport]]] = {}
-    for rep in report.accesses:
-        if rep.raw.mask_node is not None and rep.raw.call_node is not None:
-            key = id(rep.raw.mask_node)
-            calls.setdefault(key, (rep.raw.call_node, rep.raw.mask_node, []))[2].append(rep)
-    edits = []
-    for call, kw, reps in calls.values():
-        if not all(id(r.raw.node) in done for r in reps):
-            findings.append(Finding(kw.lineno, f"mask= of `{ast.unparse(call.func)}` kept: not "
-                                    "every access of the call was rewritten", "migration"))
-            continue
-        before = [n for n in (*call.args, *call.keywords)
-                  if n is not kw and (n.end_lineno, n.end_col_offset) <= (kw.lineno, kw.col_offset)]
-        if before:
-            prev = max(before, key=lambda n: (n.end_lineno, n.end_col_offset))
-            start = src.pos(prev.end_lineno, prev.end_col_offset)
-        else:
-            start = src.pos(kw.lineno, kw.col_offset)
-        end = src.pos(kw.end_lineno, kw.end_col_offset)
-        if not before:  # mask= is the first argument: drop its trailing comma too
-            rest = report.read.source[end:]
-            stripped = rest.lstrip()
-            if stripped.startswith(","):
-                end += len(rest) - len(stripped) + 1
-        edits.append((start, end, ""))
-    return edits
-
-
-def _apply(source: str, edits: list[tuple[int, int, str]]) -> str:
-    out = source
-    for start, end, text in sorted(edits, key=lambda e: e[0], reverse=True):
-        out = out[:start] + text + out[end:]
-    return out
-
-
-def _is_index_def(value: ast.expr) -> bool:
-    """An expression that only builds an index: it mentions ``arange`` / ``mgrid`` and calls
-    nothing but ``arange``."""
-    nodes = list(ast.walk(value))
-    calls_ok = all(isinstance(n.func, ast.Attribute) and n.func.attr == "arange"
-                   for n in nodes if isinstance(n, ast.Call))
-    return calls_ok and any(isinstance(n, ast.Attribute) and n.attr in ("arange", "mgrid")
-                            for n in nodes)
-
-
-def _blocks(scopes: list[ast.AST]) -> list[tuple[ast.AST, set[str]]]:
-    """Every statement container, with the names read in its innermost function."""
-    out = []
-    for scope in scopes:
-        used = {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)
-                and isinstance(n.ctx, ast.Load)}
-        stack = [scope]
-        while stack:
-            node = stack.pop()
-            out.append((node, used))
-            stack += [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.FunctionDef)]
-    return out
-
-
-def _drop_unused_indices(source: str) -> str:
-    """Remove ``x = nl.arange(...)...`` / ``i, j = nl.mgrid[...]`` statements whose names are
-    no longer read (repeated: one removal can free another); a block left empty gets ``pass``."""
-    while True:
-        tree = ast.parse(source)
-        drop: list[tuple[int, int, str]] = []  # (first line, last line, replacement)
-        scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-        for parent, used in _blocks(scopes):
-            for field_name in ("body", "orelse", "finalbody"):
-                block = getattr(parent, field_name, None)
-                if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
-                    continue
-                dead = [st for st in block if isinstance(st, ast.Assign)
-                        and _is_index_def(st.value)
-                        and not ({n.id for t in st.targets for n in ast.walk(t)
-                                  if isinstance(n, ast.Name)} & used)]
-                for k, st in enumerate(dead):
-                    keep_pass = len(dead) == len(block) and k == 0
-                    drop.append((st.lineno, st.end_lineno, "pass" if keep_pass else ""))
-        if not drop:
-            return source
-        lines = source.splitlines(keepends=True)
-        for first, last, repl in sorted(drop, reverse=True):
-            line = lines[first - 1]
-            indent = line[:len(line) - len(line.lstrip())]
-            lines[first - 1:last] = [f"{indent}{repl}\n"] if repl else []
-        source = "".join(lines)

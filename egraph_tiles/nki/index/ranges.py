@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
-from egraph_tiles.nki.expr import AffineExpr
-from egraph_tiles.nki.scalar import DynamicScalar, Scalar
-from egraph_tiles.nki.tile import NDTile, TileIndex
+from egraph_tiles.nki.index.expr import AffineExpr
+from egraph_tiles.nki.index.scalar import DynamicScalar, Scalar
+from egraph_tiles.nki.index.tile import NDTile, TileIndex
 
 __all__ = [
     "DynSlice",

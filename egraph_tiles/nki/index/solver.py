@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 from egglog import EGraph, Expr, String, StringLike, i64, i64Like, method, rule, ruleset, set_, union, vars_
 
-from egraph_tiles.nki.expr import AffineExpr, Var
-from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.index.expr import HOOKS as expr_hooks
+from egraph_tiles.nki.index.expr import AffineExpr, Var
+from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
 from egraph_tiles.rules.affine import affine_schedule, atom_hi, atom_lo, lin_hi, lin_lo, subst_binding
 from egraph_tiles.rules.arith import Atom, Lin, Num, norm, var_key
 
@@ -393,3 +394,6 @@ def _const_solution(e: AffineExpr) -> Solution:
 def clear_cache() -> None:
     """Forget every memoized solution (for benchmarks and tests)."""
     _SOLUTIONS.clear()
+
+
+expr_hooks["solution_of"] = solution_of

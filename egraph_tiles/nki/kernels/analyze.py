@@ -1,8 +1,8 @@
 """NKI kernels as written: every indexed access of a legacy kernel inferred, checked, verified.
 
-:func:`analyze_kernel` reads a kernel file with :mod:`egraph_tiles.nki.reader` (``ast`` only,
+:func:`analyze_kernel` reads a kernel file with :mod:`egraph_tiles.nki.kernels.reader` (``ast`` only,
 never executed), then runs the seed's pipeline over **all** its accesses in one e-graph
-(:class:`~egraph_tiles.nki.solver.AffineSolver`), in three batches:
+(:class:`~egraph_tiles.nki.index.solver.AffineSolver`), in three batches:
 
 1. every range length (``stop - start`` of slices and ``ds``);
 2. every access's per-dimension index expressions, its row-major address, and its mask's
@@ -12,7 +12,7 @@ never executed), then runs the seed's pipeline over **all** its accesses in one 
 
 The result per access is an :class:`AccessReport`: the access pattern (partition first,
 ``[[stride, count], ...]`` outermost to innermost, strides and offset in elements -- what NKI's
-``get_pattern()`` reports), narrowed by the mask.  Findings (:class:`~egraph_tiles.nki.reader.
+``get_pattern()`` reports), narrowed by the mask.  Findings (:class:`~egraph_tiles.nki.kernels.reader.
 Finding`): an access that can leave its tensor (with the worst index), a non-affine index,
 a partition dimension over 128, an indirect (data-dependent) index, a mask that is not a box.
 :func:`verify_report` compares each pattern with numpy's reading of the legacy index.
@@ -29,15 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.nki.access import access_exprs, pattern_from_solution, row_major_address
-from egraph_tiles.nki.expr import AffineExpr, Var
-from egraph_tiles.nki.masks import CmpTileMask, Instruction, TileMaskIntersection, inst_mask
-from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
-from egraph_tiles.nki.ranges import DynSlice, range_diff
-from egraph_tiles.nki.reader import Finding, KernelRead, RawAccess, read_kernel
-from egraph_tiles.nki.solver import AffineSolver, Solution, solve
-from egraph_tiles.nki.symint import SymInt, Value, sym_evaluate, sym_text
-from egraph_tiles.nki.tile import APIndex, NDTile, TileIndex
+from egraph_tiles.nki.index.access import access_exprs, pattern_from_solution, row_major_address
+from egraph_tiles.nki.index.expr import AffineExpr, Var
+from egraph_tiles.nki.index.masks import CmpTileMask, Instruction, TileMaskIntersection, inst_mask
+from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.index.ranges import DynSlice, range_diff
+from egraph_tiles.nki.kernels.reader import Finding, KernelRead, RawAccess, read_kernel
+from egraph_tiles.nki.index.solver import AffineSolver, Solution, solve
+from egraph_tiles.nki.index.symint import SymInt, Value, sym_evaluate, sym_text
+from egraph_tiles.nki.index.tile import APIndex, NDTile, TileIndex
 
 __all__ = ["AccessReport", "KernelReport", "PMAX", "analyze_kernel", "analyze_read", "read_kernel",
            "legacy_elements", "pattern_elements", "sample_envs", "verify_report"]
@@ -78,6 +78,7 @@ class KernelReport:
     read: KernelRead
     accesses: list[AccessReport]
     findings: list[Finding]
+    verified: dict[int, str | None] = field(default_factory=dict)  # filled by verify_report
 
     @property
     def name(self) -> str:
@@ -86,7 +87,7 @@ class KernelReport:
 
 def analyze_kernel(source: str, kernel: str | None = None, **options: Any) -> KernelReport:
     """Read and analyze one kernel; ``options`` are the keywords of
-    :func:`egraph_tiles.nki.reader.read_kernel` (``filename``, ``shapes``, ``dtypes``,
+    :func:`egraph_tiles.nki.kernels.reader.read_kernel` (``filename``, ``shapes``, ``dtypes``,
     ``scalars``, ``binds``, ``grid``)."""
     return analyze_read(read_kernel(source, kernel, **options))
 
@@ -609,7 +610,8 @@ def _head(a: np.ndarray) -> str:
 
 def verify_report(report: KernelReport, k: int = 8) -> tuple[int, list[Finding]]:
     """Compare every access's pattern with numpy's reading of its legacy index at sampled
-    iterations; returns (accesses verified, failures)."""
+    iterations; returns (accesses verified, failures).  Each access's verdict is kept in
+    ``report.verified`` (``id(AccessReport)`` -> the failure, or ``None`` when it held)."""
     ok, bad = 0, []
     for rep in report.accesses:
         envs = sample_envs(_vars_of(rep), report.read.steps, k)
@@ -618,6 +620,7 @@ def verify_report(report: KernelReport, k: int = 8) -> tuple[int, list[Finding]]
             err = check_elements(rep, env, pattern_elements(rep, env))
             if err:
                 break
+        report.verified[id(rep)] = err
         if err:
             bad.append(Finding(rep.raw.line, f"verify: {_text(rep.raw)}: pattern {err}", "verify"))
         else:

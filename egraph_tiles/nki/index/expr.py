@@ -4,9 +4,9 @@ An ``AffineExpr`` is *syntax*: building one (``e + 1``, ``e * 16``, ``e // 4``,
 ``e.substitute({...})``) is cheap Python.  Its algebra -- the canonical normal form, constant
 detection (``is_const`` / ``c``), substitution of loop axes and interval bounds
 (``supremum`` / ``infimum``) -- is computed by the egglog rules in ``egraph_tiles.rules``
-through :mod:`egraph_tiles.nki.solver`.  Those properties solve one expression at a time
-(memoized); to solve a whole kernel in one e-graph use :func:`egraph_tiles.nki.solver.solve`
-or :class:`~egraph_tiles.nki.solver.AffineSolver` first, which fills the same memo.
+through :mod:`egraph_tiles.nki.index.solver`.  Those properties solve one expression at a time
+(memoized); to solve a whole kernel in one e-graph use :func:`egraph_tiles.nki.index.solver.solve`
+or :class:`~egraph_tiles.nki.index.solver.AffineSolver` first, which fills the same memo.
 
 Only integer ``+ - *`` and ``//``, ``%`` by positive integer constants are representable:
 the index layer stays (quasi-)affine by construction.
@@ -24,8 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+#: The solver's ``solution_of``, registered by ``egraph_tiles.nki.index.solver`` when it is
+#: imported (the solver builds on AffineExpr; importing it here would be a cycle).
+HOOKS: dict[str, Any] = {}
+
 if TYPE_CHECKING:
-    from egraph_tiles.nki.normal_form import NormalForm
+    from egraph_tiles.nki.index.normal_form import NormalForm
 
 __all__ = ["AffineExpr", "Var", "axis_var", "scalar_var", "wrap_expr"]
 
@@ -236,9 +240,7 @@ class AffineExpr:
     # ----- algebra, solved by the e-graph ------------------------------------------------------
     def normal_form(self) -> NormalForm:
         """Canonical normal form (raises ``ValueError`` if the expression has none)."""
-        from egraph_tiles.nki.solver import solution_of
-
-        sol = solution_of(self)
+        sol = HOOKS["solution_of"](self)
         if sol.normal_form is None:
             raise ValueError(f"{self} has no affine normal form")
         return sol.normal_form
@@ -256,16 +258,12 @@ class AffineExpr:
     @property
     def supremum(self) -> int | None:
         """Inclusive upper bound from the variable ranges (``None`` if unbounded)."""
-        from egraph_tiles.nki.solver import solution_of
-
-        return solution_of(self).hi
+        return HOOKS["solution_of"](self).hi
 
     @property
     def infimum(self) -> int | None:
         """Inclusive lower bound from the variable ranges (``None`` if unbounded)."""
-        from egraph_tiles.nki.solver import solution_of
-
-        return solution_of(self).lo
+        return HOOKS["solution_of"](self).lo
 
     def equiv(self, other: object) -> bool:
         """Mathematical equality: same normal form."""

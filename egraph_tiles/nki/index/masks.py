@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.nki.combine import combine_tiles, generate_subst_map
-from egraph_tiles.nki.expr import AffineExpr, Var
-from egraph_tiles.nki.tile import NDTile, TileIndex
+from egraph_tiles.nki.index.combine import combine_tiles, generate_subst_map
+from egraph_tiles.nki.index.expr import AffineExpr, Var
+from egraph_tiles.nki.index.tile import HOOKS as tile_hooks
+from egraph_tiles.nki.index.tile import NDTile, TileIndex
 
 __all__ = [
     "CmpTileMask",
@@ -213,3 +214,7 @@ def inst_mask(inst: Instruction) -> TileMaskIntersection | None:
     tile = combine_tiles(*tiles) if tiles else dst_tile
     masks = [substitute_expr_indices(p, subst_map, tile) for p in inst.predicates]
     return TileMaskIntersection(*masks, tile=tile)
+
+
+tile_hooks.update(EQTileMask=EQTileMask, TileMaskIntersection=TileMaskIntersection, pred_lt=pred_lt,
+                  pred_le=pred_le, pred_gt=pred_gt, pred_ge=pred_ge, pred_eq=pred_eq, pred_ne=pred_ne)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
-from egraph_tiles.nki.expr import AffineExpr, scalar_var
+from egraph_tiles.nki.index.expr import AffineExpr, scalar_var
 
 __all__ = ["DynamicScalar", "Scalar", "nki_scalar_int_dtype", "scalar"]
 

@@ -25,13 +25,13 @@ import math
 
 import numpy as np
 
-from egraph_tiles.nki.combine import cached_combine_index_tiles
-from egraph_tiles.nki.expr import AffineExpr
-from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
-from egraph_tiles.nki.ranges import DynSlice, normalize_range_args, normalize_slice, range_count
-from egraph_tiles.nki.scalar import DynamicScalar, Scalar
-from egraph_tiles.nki.solver import Solution, solution_of
-from egraph_tiles.nki.tile import NDTile, TileIndex
+from egraph_tiles.nki.index.combine import cached_combine_index_tiles
+from egraph_tiles.nki.index.expr import AffineExpr
+from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.index.ranges import DynSlice, normalize_range_args, normalize_slice, range_count
+from egraph_tiles.nki.index.scalar import DynamicScalar, Scalar
+from egraph_tiles.nki.index.solver import Solution, solution_of
+from egraph_tiles.nki.index.tile import NDTile, TileIndex
 
 __all__ = ["AccessPattern", "access_address", "access_exprs", "lower_access", "pattern_from_solution",
            "row_major_address"]

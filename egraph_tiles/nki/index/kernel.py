@@ -6,7 +6,7 @@ accesses, optional predicates) and runs the pipeline
     ranges (arange / ds / slices) -> TileIndex tuples -> combine -> canonicalize
           -> access patterns and masks
 
-with one :class:`~egraph_tiles.nki.solver.AffineSolver`: all range lengths are solved in a
+with one :class:`~egraph_tiles.nki.index.solver.AffineSolver`: all range lengths are solved in a
 first batch, all addresses and mask expressions in a second batch on the same e-graph.
 """
 
@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from egraph_tiles.nki.access import AccessPattern, access_address, pattern_from_solution
-from egraph_tiles.nki.masks import Instruction, TileMask, TileMaskIntersection, inst_mask
-from egraph_tiles.nki.ranges import range_diff
-from egraph_tiles.nki.solver import AffineSolver, solve
-from egraph_tiles.nki.tile import NDTile, TileIndex
+from egraph_tiles.nki.index.access import AccessPattern, access_address, pattern_from_solution
+from egraph_tiles.nki.index.masks import Instruction, TileMask, TileMaskIntersection, inst_mask
+from egraph_tiles.nki.index.ranges import range_diff
+from egraph_tiles.nki.index.solver import AffineSolver, solve
+from egraph_tiles.nki.index.tile import NDTile, TileIndex
 
 __all__ = ["Access", "InferredInstruction", "KernelInstruction", "infer_kernel"]
 

@@ -9,8 +9,8 @@ from typing import Any, Union
 
 import numpy as np
 
-from egraph_tiles.nki.expr import Var
-from egraph_tiles.nki.normal_form import NormalForm, QuasiAtom
+from egraph_tiles.nki.index.expr import Var
+from egraph_tiles.nki.index.normal_form import NormalForm, QuasiAtom
 
 __all__ = ["SymInt", "format_nf", "sym_evaluate", "sym_text"]
 

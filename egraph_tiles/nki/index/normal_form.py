@@ -8,7 +8,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from egraph_tiles.nki.expr import AffineExpr, Var
+from egraph_tiles.nki.index.expr import AffineExpr, Var
 
 __all__ = ["NFAtom", "NormalForm", "QuasiAtom"]
 

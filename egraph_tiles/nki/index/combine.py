@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.nki.expr import AffineExpr, Var, wrap_expr
-from egraph_tiles.nki.scalar import DynamicScalar
-from egraph_tiles.nki.tile import APIndex, NDTile, TileIndex
+from egraph_tiles.nki.index.expr import AffineExpr, Var, wrap_expr
+from egraph_tiles.nki.index.scalar import DynamicScalar
+from egraph_tiles.nki.index.tile import HOOKS as tile_hooks
+from egraph_tiles.nki.index.tile import APIndex, NDTile, TileIndex
 
 __all__ = [
     "broadcast_shapes",
@@ -157,3 +158,6 @@ def broadcast_shapes(*args: Any) -> tuple[NDTile | None, list[AffineExpr | None]
         smap = tile_subst_map(idx.tile, tile) if isinstance(idx, TileIndex) and idx.tile else {}
         results.append(canonicalize_expr(idx, smap))
     return tile, results
+
+
+tile_hooks.update(cached_combine_index_tiles=cached_combine_index_tiles, tile_subst_map=tile_subst_map)

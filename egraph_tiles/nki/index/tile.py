@@ -8,7 +8,7 @@ Seed: "TileIndex -- the Affine Index Abstraction" and "NDTile -- the Two-Dimensi
   class, position and extent (``p0_128``, ``f1_4``): tiles of one shape share one iteration
   space, which is exactly what elementwise composition needs.
 * A :class:`TileIndex` is ``(e, tile)``.  Same-tile arithmetic folds into ``e``; cross-tile
-  arithmetic goes through :func:`~egraph_tiles.nki.combine.cached_combine_index_tiles`.
+  arithmetic goes through :func:`~egraph_tiles.nki.index.combine.cached_combine_index_tiles`.
 """
 
 from __future__ import annotations
@@ -21,11 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from egraph_tiles.nki.expr import AffineExpr, Var, axis_var, wrap_expr
-from egraph_tiles.nki.scalar import DynamicScalar, Scalar, nki_scalar_int_dtype
+from egraph_tiles.nki.index.expr import AffineExpr, Var, axis_var, wrap_expr
+from egraph_tiles.nki.index.scalar import DynamicScalar, Scalar, nki_scalar_int_dtype
+
+#: Operations of modules built on TileIndex, registered by them when they are imported: re-basing
+#: (``combine``) and the comparison operators (``masks``).  Importing them here would be a cycle.
+HOOKS: dict[str, Any] = {}
 
 if TYPE_CHECKING:
-    from egraph_tiles.nki.masks import TileMask
+    from egraph_tiles.nki.index.masks import TileMask
 
 __all__ = [
     "APIndex",
@@ -245,10 +249,8 @@ class TileIndex:
     # ----- composition -------------------------------------------------------------------------
     def combine_tile_with(self, other: object) -> tuple[NDTile | None, tuple[AffineExpr, AffineExpr]]:
         """Re-base ``self`` and ``other`` onto one common tile: ``(tile, (e_self, e_other))``."""
-        from egraph_tiles.nki.combine import cached_combine_index_tiles
-
         if isinstance(other, TileIndex):
-            return cached_combine_index_tiles((self, other))
+            return HOOKS["cached_combine_index_tiles"]((self, other))
         if isinstance(other, (Scalar, DynamicScalar)):
             return self.tile, (self.e, other.value)
         if isinstance(other, Integral):
@@ -257,8 +259,6 @@ class TileIndex:
 
     def broadcast_to(self, shape: Sequence[int]) -> TileIndex:
         """Re-base onto a tile of full shape ``shape`` (partition dims first, same split)."""
-        from egraph_tiles.nki.combine import tile_subst_map
-
         src = self.tile if self.tile is not None else NDTile((), ())
         shape = tuple(int(d) for d in shape)
         if len(shape) != len(src.shape):
@@ -270,50 +270,34 @@ class TileIndex:
             raise ValueError(f"Not a broadcast! {src.shape} -> {shape}")
         n_par = len(src.par_shape)
         dst = NDTile(shape[:n_par], shape[n_par:], src.is_partial)
-        return TileIndex(self.e.substitute(tile_subst_map(src, dst)), dst)
+        return TileIndex(self.e.substitute(HOOKS["tile_subst_map"](src, dst)), dst)
 
     # ----- masks -------------------------------------------------------------------------------
     def _promote_to_mask(self) -> TileMask:
         """The index as an equality mask: true where ``e == 0``."""
-        from egraph_tiles.nki.masks import EQTileMask
-
-        return EQTileMask(self.e, self.tile)
+        return HOOKS["EQTileMask"](self.e, self.tile)
 
     def _generate_predicate(self, other: object, pred_fn: Any) -> TileMask:
-        from egraph_tiles.nki.masks import TileMaskIntersection
-
         tile, (a, b) = self.combine_tile_with(other)
-        return TileMaskIntersection(pred_fn(a, b, tile), tile=tile)
+        return HOOKS["TileMaskIntersection"](HOOKS[pred_fn](a, b, tile), tile=tile)
 
     def __lt__(self, other: object) -> TileMask:
-        from egraph_tiles.nki.masks import pred_lt
-
-        return self._generate_predicate(other, pred_lt)
+        return self._generate_predicate(other, "pred_lt")
 
     def __le__(self, other: object) -> TileMask:
-        from egraph_tiles.nki.masks import pred_le
-
-        return self._generate_predicate(other, pred_le)
+        return self._generate_predicate(other, "pred_le")
 
     def __gt__(self, other: object) -> TileMask:
-        from egraph_tiles.nki.masks import pred_gt
-
-        return self._generate_predicate(other, pred_gt)
+        return self._generate_predicate(other, "pred_gt")
 
     def __ge__(self, other: object) -> TileMask:
-        from egraph_tiles.nki.masks import pred_ge
-
-        return self._generate_predicate(other, pred_ge)
+        return self._generate_predicate(other, "pred_ge")
 
     def __eq__(self, other: object) -> TileMask:  # type: ignore[override]
-        from egraph_tiles.nki.masks import pred_eq
-
-        return self._generate_predicate(other, pred_eq)
+        return self._generate_predicate(other, "pred_eq")
 
     def __ne__(self, other: object) -> TileMask:  # type: ignore[override]
-        from egraph_tiles.nki.masks import pred_ne
-
-        return self._generate_predicate(other, pred_ne)
+        return self._generate_predicate(other, "pred_ne")
 
     def evaluate(self, env: dict[str, Any] | None = None) -> np.ndarray:
         """Numpy value of the index over its tile (``env`` supplies runtime scalars)."""
