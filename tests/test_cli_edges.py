@@ -47,7 +47,7 @@ def test_a_closed_pipe_ends_the_run_without_a_traceback(kfile, tmp_path, flags):
 def test_ctrl_c_stops_the_workers_without_their_tracebacks(tmp_path):
     body = "".join(f"        h{i} = pl.tile.slice(local, [16, 1], [0, 1])\n"
                    f"        s{i} = pl.tile.muls(h{i}, 0.5)\n" for i in range(1500))
-    for n in range(4):
+    for n in range(100):  # far more work than the 4 s below, however fast the machine
         (tmp_path / f"big{n}.py").write_text(KERNEL.split("        head =")[0] + body)
     p = subprocess.Popen([*PY, "check", str(tmp_path), "-j", "2", "--no-cache"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
