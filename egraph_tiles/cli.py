@@ -464,37 +464,14 @@ def add_optimize(sub: argparse._SubParsersAction) -> None:
 
 # --------------------------------------------------------------------------- nki
 
-#: the options of ``nki`` that take one or more values (a path after them is the kernel)
-_NKI_LISTS = ("--shape", "--dtype", "--scalar", "--bind")
-
-
-def nki_argv(argv: list[str]) -> list[str]:
-    """``nki --shape a=4x4 KERNEL.py``: a file (no ``=``) after a list option is the kernel
-    path, not one more value: move it in front so options and the path go in any order."""
-    if not argv or argv[0] != "nki":
-        return argv
-    out, paths, in_list = [argv[0]], [], False
-    for a in argv[1:]:
-        if a.startswith("-"):
-            in_list = a.split("=")[0] in _NKI_LISTS and "=" not in a
-            out.append(a)
-        elif in_list and "=" not in a and (a.endswith(".py") or os.path.isfile(a)):
-            paths.append(a)
-            in_list = False
-        else:
-            out.append(a)
-    return [out[0], *paths, *out[1:]]
-
-
 def _nki_usage(args: argparse.Namespace) -> None:
     """The nki options a run cannot use are usage errors (exit 2), as for every command."""
     from .nki import command
 
+    command._stray_file(args, UsageError)  # the kernel path, wherever it was given
     if args.output and not args.migrate:
         raise UsageError("-o/--output needs --migrate")
-    options = getattr(command, "_options", None)
-    if options is not None:
-        options(args, UsageError)
+    command._options(args, UsageError)
 
 
 def add_nki(sub: argparse._SubParsersAction) -> None:
@@ -550,7 +527,7 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = nki_argv(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         try:
             args = build_parser().parse_args(argv)

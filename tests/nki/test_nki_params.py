@@ -53,7 +53,7 @@ else:
 def test_false_on_the_command_line_is_false_not_the_truthy_string(tmp_path, capsys):
     """`--scalar flag=false` analyzes the else branch: the store stays inside `out`."""
     rc = _run(tmp_path, STORE_IF_FLAG, "--shape", "a=128x1", "out=128x1", "--scalar", "flag=false")
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert rc == 0, doc["errors"]
     assert [a["line"] for a in doc["accesses"]] == [10, 10]
 
@@ -67,7 +67,8 @@ def test_true_takes_the_branch_that_leaves_the_tensor(tmp_path, capsys):
 def test_text_that_is_not_a_literal_is_rejected_for_a_non_string_parameter(tmp_path, capsys):
     assert _run(tmp_path, STORE_IF_FLAG, "--shape", "a=128x1", "out=128x1",
                 "--scalar", "flag=yes") != 0
-    assert "not a Python literal" in capsys.readouterr().err
+    out = capsys.readouterr()
+    assert "not a Python literal" in out.out + out.err  # (with --json: in the document's errors)
 
 
 def test_text_is_a_string_for_a_string_parameter(tmp_path, capsys):
@@ -91,7 +92,7 @@ def test_a_tuple_parameter_with_commas_and_options_after_the_kernel_path(tmp_pat
                                    + textwrap.indent(textwrap.dedent(body), "    "))
     rc = main(["nki", "--shape", "a=3x4", "out=3x4", str(tmp_path / "k.py"),
                "--scalar", "shape2D=(3, 4)", "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert rc == 0, doc["errors"]
     assert doc["accesses"][0]["shape"] == [3, 4]
 
@@ -124,7 +125,7 @@ def test_configuration_from_a_sibling_module_with_keyword_overrides(tmp_path, ca
     (tmp_path / "settings.py").write_text(CONFIG)
     rc = main(["nki", str(tmp_path / "k.py"), "--shape", "a=128x1", "out=128x1",
                "--scalar", "config=Cfg(tile=64)", "--json"])
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert rc == 0, doc["errors"]
     assert doc["accesses"][0]["pattern"] == [[1, 64]]
     assert doc["accesses"][0]["offset"] == "64*t"
@@ -133,7 +134,8 @@ def test_configuration_from_a_sibling_module_with_keyword_overrides(tmp_path, ca
 def test_unknown_configuration_class_is_an_error(tmp_path, capsys):
     assert _run(tmp_path, STORE_IF_FLAG, "--shape", "a=128x1", "out=128x1",
                 "--scalar", "flag=Nope(x=1)") != 0
-    assert "no class 'Nope'" in capsys.readouterr().err
+    out = capsys.readouterr()
+    assert "no class 'Nope'" in out.out + out.err  # (with --json: in the document's errors)
 
 
 def test_isinstance_picks_one_branch(tmp_path, capsys):
@@ -154,7 +156,7 @@ def test_failing_assert_is_a_finding_naming_the_parameter(tmp_path, capsys):
     body = "assert n % 128 == 0\nnl.store(out[nl.arange(1)[:, None], 0], value=nl.load(a[0:1, 0]))\n"
     assert _run(tmp_path, body, "--shape", "a=128x1", "out=128x1", "--scalar", "n=100",
                 params="(a, out, n)") == 1
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["files"][0]["nki"]  # the common document
     assert any("n % 128 == 0" in e["message"] and "parameter(s) n" in e["message"]
                for e in doc["errors"])
 
