@@ -140,6 +140,12 @@ class Storage:
     #: views, write-backs, carries, merges and unknown edges (:func:`_followed`); such a slice
     #: names itself
     origins: dict[Var, frozenset[Var]] = field(default_factory=dict)
+    #: the subset of :attr:`origins` a value may still *be*: reached through aliases,
+    #: same-layout views (``set_validshape``), write-backs, carries, merges and unknown edges,
+    #: never through a view that lays the elements out anew (``transpose_view``, a reshape).
+    #: A col_expand op lazily materializes only such a value (the slice's own subview, #1640 /
+    #: #2010); any view of the window still shares its addresses (:attr:`origins`).
+    kept_origins: dict[Var, frozenset[Var]] = field(default_factory=dict)
     #: the edges leaving each value (where it flows)
     out_edges: dict[Var, list[Edge]] = field(default_factory=dict)
 
@@ -338,6 +344,7 @@ def storage_of(fn: Function, fx: Effects) -> Storage:
                     queued.add(d)
     st.layouts = {v: (x if isinstance(x, Layout) else None) for v, x in layouts.items()}
     st.origins = _origins(fx, incoming, out_edges)
+    st.kept_origins = _origins(fx, incoming, out_edges, kept=True)
     return st
 
 
@@ -358,9 +365,10 @@ def _followed(e: Edge) -> bool:
 
 
 def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
-             out_edges: dict[Var, list[Edge]]) -> dict[Var, frozenset[Var]]:
+             out_edges: dict[Var, list[Edge]], kept: bool = False) -> dict[Var, frozenset[Var]]:
     """The slices each value may name: a slice itself; anything else the union over its
-    incoming edges (a worklist from the slices forward)."""
+    incoming edges (a worklist from the slices forward).  ``kept``: only through edges that keep
+    the value the slice itself (no view with a layout of its own)."""
     out: dict[Var, set[Var]] = {}
     todo = []
     for e in fx.edges:
@@ -372,7 +380,8 @@ def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
         names = out[v]
         for e in out_edges.get(v, ()):
             d = e.dst
-            if e.kind is Share.SLICE or d not in incoming:
+            if e.kind is Share.SLICE or d not in incoming \
+                    or kept and e.kind is Share.VIEW and not _same_layout(e):
                 continue
             cur = out.setdefault(d, set())
             if not names <= cur:

@@ -50,7 +50,7 @@ import numpy as np
 
 from ..ir.ops import TRANSFERS, Family, OpDef, Role
 from ..ir.stmts import Program
-from ..ir.target import FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
+from ..ir.target import CAPACITY, FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
 from ..ir.types import DType, MemorySpace
 from . import semantics as sem
 from .errors import (CapacityExceeded, MisalignedAccess, OutOfMemory, UnsupportedByModel,
@@ -61,11 +61,6 @@ ALIGN = 32  # bytes: tile base alignment of vector instructions and of the alloc
 ALLOC_BASE = 1 << 20  # the allocator's first address; memref-pinned tiles live below
 MAX_BYTES = 1 << 28  # per space
 POISON = 0x7F  # fresh memory: reading it by mistake gives huge values, never small ints
-#: on-chip bytes per memory space of an Ascend 910B-class AI Core: Unified Buffer (Vec) 192 KiB,
-#: L1 (Mat) 512 KiB, L0A (Left) / L0B (Right) 64 KiB, L0C (Acc) 128 KiB, BiasTable 1 KiB
-CAPACITY: dict[MemorySpace, int] = {
-    MemorySpace.Vec: 192 * 1024, MemorySpace.Mat: 512 * 1024, MemorySpace.Left: 64 * 1024,
-    MemorySpace.Right: 64 * 1024, MemorySpace.Acc: 128 * 1024, MemorySpace.Bias: 1024}
 
 
 def _ceil(x: int, m: int) -> int:

@@ -430,3 +430,19 @@ def test_a_valid_shape_slice_reaching_a_consumer_through_a_route_is_checked(rout
     assert unsound_because(lambda x: x, p, inputs_for(p), {"n": 1}) is not None
     msg = rejection(p)
     assert "slice 'v'" in msg and consumer in msg, msg
+
+
+def test_a_valid_shape_slice_reaching_col_expand_through_a_transpose_view_is_kept():
+    # col_expand lazily materializes only the slice's own subview (set_validshape keeps it);
+    # transpose_view lays the window out anew, so col_expand reads the view in place: no repack
+    # over local, nothing to reject
+    before = LOADS + """v = pl.tile.slice(local, [4, 16], [6, 16], valid_shape=[4, 1])
+tv = pl.tile.transpose_view(v)
+ht = pl.tile.load(h, [0, 0], [1, 4], target_memory=pl.Mem.Vec)
+e = pl.tile.col_expand_mul(tv, ht)
+out = pl.store(local, [0, 0], out)
+return out"""
+    p = program(before, COLX)
+    q = et.optimize(p)
+    et.assert_structural_equal(q, p)
+    assert unsound_because(et.optimize, p, inputs_for(p), SCALARS) is None
