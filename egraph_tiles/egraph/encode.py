@@ -153,6 +153,8 @@ class Encoding:
     escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
     #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
     keep_only: set[int] = field(default_factory=set)
+    #: the function's storage facts (``ir.storage``): the messages name a value's route
+    storage: Storage | None = None
 
 
 def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
@@ -1024,4 +1026,6 @@ def encode_function(fn: Function, fx: Effects | None = None,
     enc = Encoder(fx, program, storage if storage is not None else storage_of(fn, fx))
     enc.function = fn.name
     enc.visit_body(fn.body)
-    return enc.finish()
+    out = enc.finish()
+    out.storage = enc.storage
+    return out

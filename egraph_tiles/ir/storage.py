@@ -202,6 +202,44 @@ class Storage:
         return out
 
 
+    def route(self, src: Var, dst: Var) -> str | None:
+        """How ``dst`` comes to name ``src``'s storage, in words (``"a loop carry, then the
+        result of a call to self.ident"``): the steps of the shortest edge path from ``src`` to
+        ``dst``; None when no edge path leads there."""
+        prev: dict[Var, Edge] = {}
+        todo = deque([src])
+        while todo and dst not in prev:
+            x = todo.popleft()
+            for e in self.out_edges.get(x, ()):
+                if e.dst is not src and e.dst not in prev:
+                    prev[e.dst] = e
+                    todo.append(e.dst)
+        if dst not in prev:
+            return None
+        steps: list[str] = []
+        x = dst
+        while x is not src:
+            e = prev[x]
+            step = _STEP.get(e.kind)
+            if step is None:
+                call = call_of(e.stmt)
+                op = call.op if call is not None else "an op"
+                step = (f"the view {op}" if e.kind is Share.VIEW else
+                        f"the result of a call to {op}" if e.kind is Share.CALL else
+                        f"a write-back by {op}" if e.kind is Share.WRITEBACK else
+                        f"a window by {op}")
+            if not steps or steps[-1] != step:
+                steps.append(step)
+            x = e.src
+        return ", then ".join(reversed(steps))
+
+
+#: how an edge of each kind hands on its source's storage, in words (:meth:`Storage.route`)
+_STEP = {Share.ALIAS: "an alias", Share.LOOP_INIT: "a loop carry", Share.LOOP_BACK: "a loop carry",
+         Share.LOOP_RESULT: "a loop carry", Share.IF_RESULT: "an if merge",
+         Share.ITEM: "a tuple element"}
+
+
 def root_layout(v: Var) -> Layout | None:
     t = v.type
     if not isinstance(t, TileType):
