@@ -755,6 +755,21 @@ def _assemble_meaning(v: Operands) -> np.ndarray:
     return out
 
 
+def _read_meaning(ctx: Any, tile: Any, indices: list[int]) -> Any:
+    """``tile.read``: the element at ``indices`` (``ctx`` is the simulator: ``value`` reads a
+    tile's current contents)."""
+    return ctx.value(tile)[tuple(int(i) for i in indices)].item()
+
+
+def _write_meaning(ctx: Any, tile: Any, indices: list[int], value: Any) -> Any:
+    """``tile.write``: the element at ``indices`` set in place (seen through every view of the
+    tile: ``ctx.overwrite``)."""
+    vals = ctx.value(tile)
+    vals[tuple(int(i) for i in indices)] = value
+    ctx.overwrite(tile, vals)
+    return tile
+
+
 def _store_meaning(tensor: np.ndarray, offs: list[int], values: np.ndarray) -> np.ndarray:
     _window_of(tensor, offs, list(values.shape))[...] = values
     return tensor
@@ -982,8 +997,9 @@ _op("tile.gather_row", "dst:t src:n dst_offset:o src_offset:o shapes:s", None, F
 _op("tile.mscatter", "src:t idx:t output:n", None, Family.SYSTEM, effect=writes(2))
 _op("tile.mgather", "mem:n idx:t", None, Family.SYSTEM, inplace_safe=False,
     attrs="coalesce gather_oob target_memory scratch valid_shape")
-_op("tile.read", "src:t indices:o", _infer_read, Family.SCALAR, effect=VALUE)
-_op("tile.write", "src:t indices:o value:x", None, Family.SCALAR, effect=writes(0))
+_op("tile.read", "src:t indices:o", _infer_read, Family.SCALAR, effect=VALUE, numpy=_read_meaning)
+_op("tile.write", "src:t indices:o value:x", None, Family.SCALAR, effect=writes(0),
+    numpy=_write_meaning)
 
 # -- cross-core transfers: a pushed tile is read, a popped one is fresh
 

@@ -195,6 +195,9 @@ class HardwareInterpreter(Interpreter):
     def value(self, tile: Ref) -> np.ndarray:
         return self._mem(tile.space).read(tile.offs, tile.dtype)
 
+    def overwrite(self, tile: Ref, values: np.ndarray) -> None:
+        self._mem(tile.space).write(tile.offs, sem.coerce(values, tile.dtype), tile.dtype)
+
     def fresh(self, shape: list[int] | tuple[int, ...], dt: DType, space: MemorySpace) -> Ref:
         """A new tile: NZ in Acc, row-major elsewhere; at the memref address if pinned."""
         eb = sem.element_bytes(dt)
