@@ -120,6 +120,9 @@ class Share(Enum):
     #: ``Edge.whole``; a part of it: ``Edge.window`` when it is exactly a window of it)
     CALL = "call"
     ITEM = "item"  # dst = tup[index] <- a tuple whose storage is not known element by element
+    #: the result of an op the registry cannot classify <- its tile operand ``index``: it may be
+    #: that operand or a view of it (its storage is unknown, never a fresh buffer's)
+    OPAQUE = "opaque"
 
 
 #: (module constants for the kinds the walk records per statement: an enum member looked up on
@@ -415,6 +418,9 @@ class _Builder:
             for k, a in call_operands(call):
                 if isinstance(a, VarRef) and isinstance(a.var.type, TileType):
                     self.fx.writes.append(Write(s, p, a.var, call.op, k, True))
+                    if target is not None and isinstance(target.type, TileType):
+                        self.fx.edges.append(Edge(Share.OPAQUE, target, a.var, s,
+                                                  k if isinstance(k, int) else 0))
             return
         if of is None:
             return

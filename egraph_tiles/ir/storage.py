@@ -226,6 +226,7 @@ class Storage:
                 op = call.op if call is not None else "an op"
                 step = (f"the view {op}" if e.kind is Share.VIEW else
                         f"the result of a call to {op}" if e.kind is Share.CALL else
+                        f"the result of {op}" if e.kind is Share.OPAQUE else
                         f"a write-back by {op}" if e.kind is Share.WRITEBACK else
                         f"a window by {op}")
             if not steps or steps[-1] != step:
@@ -238,6 +239,7 @@ class Storage:
 _STEP = {Share.ALIAS: "an alias", Share.LOOP_INIT: "a loop carry", Share.LOOP_BACK: "a loop carry",
          Share.LOOP_RESULT: "a loop carry", Share.IF_RESULT: "an if merge",
          Share.ITEM: "a tuple element"}
+#  (an OPAQUE edge: "the result of <op>", named by the op)
 
 
 def root_layout(v: Var) -> Layout | None:
