@@ -148,6 +148,9 @@ class Edge:
     #: (``CALL`` only) whether the result is the argument's tile itself (an alias, a view or a
     #: carry of the parameter in the callee), not a part of it
     whole: bool = False
+    #: (``CALL`` only) when the callee's storage analysis proves the result is exactly the
+    #: argument's elements from this index on, with the argument's own strides (``Returned.at``)
+    at: tuple[int, ...] | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -456,7 +459,7 @@ class _Builder:
             self._tuples[target] = (call, summary, args)
         for r in _returned(summary, args, None):
             a = args[r.param]
-            fx.edges.append(Edge(Share.CALL, target, a, s, r.param, r.window, r.whole))
+            fx.edges.append(Edge(Share.CALL, target, a, s, r.param, r.window, r.whole, r.at))
 
     def item(self, s: Stmt, target: Var, v: TupleItem) -> None:
         """``target = tup[k]``: the storage edges of element ``k``."""
@@ -470,7 +473,7 @@ class _Builder:
         _call, summary, args = known
         for r in _returned(summary, args, v.index):
             self.fx.edges.append(Edge(Share.CALL, target, args[r.param], s, r.param, r.window,
-                                      r.whole))
+                                      r.whole, r.at))
 
     def finish(self) -> Effects:
         fx = self.fx
@@ -517,11 +520,16 @@ class Returned:
     """A returned value may share the storage of parameter ``param``: its tile itself
     (``whole``: an alias, a view, a carry of it), or a part of it — exactly the ``window``
     ``((rows, cols), (row offset, column offset))`` of it when its shape is constant (an offset
-    that is not constant None)."""
+    that is not constant None).  ``at``: when the function's storage analysis (``ir.storage``)
+    proves the value is laid out exactly as the parameter's elements from index ``at`` on, with
+    the parameter's own strides (an alias, ``set_validshape``, a constant-offset slice, carries
+    and merges that agree): the caller's storage analysis then knows the result's layout from the
+    argument's."""
 
     param: int
     whole: bool = False
     window: tuple[tuple[int, int], tuple[int | None, int | None]] | None = None
+    at: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -689,6 +697,8 @@ def summarize(fn: Function, fx: Effects) -> CallSummary:
     for e in fx.edges:
         into.setdefault(e.dst, []).append(e)
     wholes = {k: whole_tile(fx, v) for k, v in params}
+    from .storage import exact_index, storage_of  # (ir.storage reads this module's edges)
+    st = storage_of(fn, fx)
 
     def returned(e: Expr) -> set[Returned]:
         if type(e) is VarRef:
@@ -697,7 +707,8 @@ def summarize(fn: Function, fx: Effects) -> CallSummary:
             for k, pv in params:
                 if fx.same_storage(v, pv):
                     whole = v in wholes[k]
-                    out.add(Returned(k, whole, None if whole else _window_of(fx, into, v, wholes[k])))
+                    out.add(Returned(k, whole, None if whole else _window_of(fx, into, v, wholes[k]),
+                                     exact_index(st, v, pv)))
             return out
         vs = [v for v in free_vars(e) if isinstance(v.type, TileType)]
         return {Returned(k) for k, pv in params if any(fx.same_storage(v, pv) for v in vs)}

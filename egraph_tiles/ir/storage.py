@@ -242,6 +242,25 @@ _STEP = {Share.ALIAS: "an alias", Share.LOOP_INIT: "a loop carry", Share.LOOP_BA
 #  (an OPAQUE edge: "the result of <op>", named by the op)
 
 
+def exact_index(st: Storage, v: Var, param: Var) -> tuple[int, ...] | None:
+    """The index of ``param``'s element ``v`` starts at, when ``v``'s layout is exactly
+    ``param``'s elements from there on with ``param``'s own (dense) strides and a constant offset;
+    None otherwise (``Returned.at``: a caller composes it with the argument's layout)."""
+    lay, base = st.layout(v), root_layout(param)
+    if lay is None or base is None or lay.root is not param or lay.strides != base.strides:
+        return None
+    off = 0
+    for atom, k in lay.offset:
+        if atom is not None:
+            return None
+        off = k
+    idx = []
+    for stride in base.strides:
+        idx.append(off // stride)
+        off %= stride
+    return tuple(idx) if off == 0 else None
+
+
 def root_layout(v: Var) -> Layout | None:
     t = v.type
     if not isinstance(t, TileType):
@@ -317,6 +336,16 @@ def _transfer(e: Edge, src: object) -> object:
             s = dense_strides(dt.shape, dt.dtype.storage_bits)
             return None if s is None else Layout(src.root, src.offset, s)
         return None
+    if kind is Share.CALL and e.at is not None:
+        # a program function's result the callee's own analysis proves is the argument's
+        # elements from index ``at`` on, with the argument's strides: a slice of it, in effect
+        if len(e.at) != len(src.strides) or len(src.strides) != dt.rank \
+                or dt.dtype.storage_bits != st.dtype.storage_bits:
+            return None
+        total = dict(src.offset)
+        for i, stride in zip(e.at, src.strides):
+            total = _add(total, _scale({None: i} if i else {}, stride))
+        return Layout(src.root, frozenset(total.items()), src.strides)
     return None  # an edge kind this analysis does not model: unknown
 
 
