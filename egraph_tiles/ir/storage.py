@@ -13,7 +13,10 @@ by their :class:`~egraph_tiles.ir.effects.Share` kind):
   out densely from the operand's first element (as the device does);
 * a loop iter-arg has a fact only when its initializer and the trailing yield agree, an ``if``
   result only when both arms agree (otherwise unknown);
-* an edge kind not listed (e.g. a call result sharing an argument's storage) gives *unknown*.
+* a program function's result is the argument's fact offset by ``Edge.at`` when the callee's own
+  analysis proves it is exactly the parameter's elements from that index on
+  (:func:`exact_index`); an edge kind not listed (any other call result sharing an argument's
+  storage, a tuple element, the result of an op the registry cannot classify) gives *unknown*.
 
 Unknown is the conservative answer: a reader (``egraph.encode``) states no layout fact for such
 a value, so no rule can prove a view of it.  The analysis also records which Mat-resident and
@@ -163,7 +166,8 @@ class Storage:
         names slots): a loop initializer its iter-arg, a trailing yield the iter-arg or ``if``
         result it feeds, an operand the result of a same-layout view of it (``set_validshape``),
         of a write-back into it, or of an edge of a kind this analysis does not model (a call
-        result sharing its argument's storage).  A slice of it is a window of its own, and a
+        result sharing its argument's storage, the result of an op the registry cannot
+        classify).  A slice of it is a window of its own, and a
         plain alias the same value: neither is listed."""
         fx = self.fx
         kind = slot[0]
@@ -200,7 +204,6 @@ class Storage:
                 out.append(e.dst)
                 todo.append(e.dst)
         return out
-
 
     def route(self, src: Var, dst: Var) -> str | None:
         """How ``dst`` comes to name ``src``'s storage, in words (``"a loop carry, then the
@@ -239,7 +242,6 @@ class Storage:
 _STEP = {Share.ALIAS: "an alias", Share.LOOP_INIT: "a loop carry", Share.LOOP_BACK: "a loop carry",
          Share.LOOP_RESULT: "a loop carry", Share.IF_RESULT: "an if merge",
          Share.ITEM: "a tuple element"}
-#  (an OPAQUE edge: "the result of <op>", named by the op)
 
 
 def exact_index(st: Storage, v: Var, param: Var) -> tuple[int, ...] | None:

@@ -216,3 +216,22 @@ def test_a_call_result_that_is_a_constant_window_of_the_parameter_is_that_window
 
 def test_a_call_result_laid_out_anew_by_the_callee_is_unknown():
     assert call_fact("turned") is None
+
+
+def test_the_route_from_a_slice_to_a_value_is_named_step_by_step():
+    st, names, _, _ = analysed(LOAD16 + """w = pl.tile.slice(local, [8, 8], [0, 8])
+v = pl.tile.set_validshape(w, [8, 8])
+for i, (a,) in pl.range(2, init_values=(v,)):
+    r = pl.yield_(a)""")
+    assert st.route(names["w"], names["r"]) == "the view tile.set_validshape, then a loop carry"
+    assert st.route(names["r"], names["w"]) is None
+
+
+def test_only_a_value_that_may_still_be_the_slice_keeps_it_for_col_expand():
+    # set_validshape keeps the slice's own subview; transpose_view lays it out anew
+    st, names, _, _ = analysed(LOAD16 + """w = pl.tile.slice(local, [8, 8], [0, 8], valid_shape=[8, 4])
+v = pl.tile.set_validshape(w, [8, 8])
+t = pl.tile.transpose_view(w)""")
+    assert {o.name for o in st.kept_origins[names["v"]]} == {"w"}
+    assert names["t"] not in st.kept_origins
+    assert {o.name for o in st.origins[names["t"]]} == {"w"}
