@@ -723,8 +723,19 @@ def summarize(fn: Function, fx: Effects) -> CallSummary:
         for i, e in enumerate(s.values):
             results[i] |= returned(e)
     return CallSummary(fn.name, tuple(p.var.name for p in fn.params),
-                       tuple(tuple(sorted(r, key=lambda x: (x.param, x.whole, x.window or ())))
+                       tuple(tuple(sorted(_agreed(r), key=lambda x: (x.param, x.whole,
+                                                                       x.window or ())))
                              for r in results), writes)
+
+
+def _agreed(rs: set[Returned]) -> set[Returned]:
+    """``rs`` with entries that differ only in ``at`` (returns that name the same part of a
+    parameter laid out differently) merged into one with no ``at``."""
+    by: dict[tuple, set] = {}
+    for r in rs:
+        by.setdefault((r.param, r.whole, r.window), set()).add(r.at)
+    return {Returned(k[0], k[1], k[2], next(iter(ats)) if len(ats) == 1 else None)
+            for k, ats in by.items()}
 
 
 def _tile_operands(call: Call, summary: CallSummary | None) -> dict[int | str, Var]:
