@@ -186,7 +186,7 @@ class Storage:
             return []
         return [e.dst for e in self.out_edges.get(v, ()) if e.stmt is stmt
                 and e.kind is not Share.SLICE and e.kind is not Share.ALIAS
-                and (e.kind is not Share.VIEW or _same_layout(e))]
+                and (e.kind is not Share.VIEW or same_layout(e))]
 
     def flows_to(self, v: Var, same_layout_only: bool = True) -> list[Var]:
         """The values ``v`` reaches through aliases, write-backs, carries, merges and edges of
@@ -198,7 +198,7 @@ class Storage:
             for e in self.out_edges.get(x, ()):
                 if e.kind is Share.SLICE or e.dst in seen:
                     continue
-                if e.kind is Share.VIEW and same_layout_only and not _same_layout(e):
+                if e.kind is Share.VIEW and same_layout_only and not same_layout(e):
                     continue
                 seen.add(e.dst)
                 out.append(e.dst)
@@ -271,7 +271,9 @@ def root_layout(v: Var) -> Layout | None:
     return None if s is None else Layout(v, frozenset(), s)
 
 
-def _same_layout(e: Edge) -> bool:
+def same_layout(e: Edge) -> bool:
+    """Whether the view edge ``e`` keeps its source's layout (registry ``same_layout``:
+    ``set_validshape``)."""
     call = call_of(e.stmt)
     op = ops.lookup(call.op) if call is not None else None
     return op is not None and op.same_layout
@@ -452,7 +454,7 @@ def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
         for e in out_edges.get(v, ()):
             d = e.dst
             if e.kind is Share.SLICE or d not in incoming \
-                    or kept and e.kind is Share.VIEW and not _same_layout(e):
+                    or kept and e.kind is Share.VIEW and not same_layout(e):
                 continue
             cur = out.setdefault(d, set())
             if not names <= cur:

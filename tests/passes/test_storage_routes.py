@@ -456,3 +456,31 @@ for i, (a,) in pl.range(2, init_values=(v_ext,)):
     r = pl.yield_(a)
 e = pl.tile.adds(r, 1.0)
 """ + TAIL, COLX)
+
+
+def test_a_valid_shape_slice_returned_by_a_call_then_transposed_into_col_expand_is_kept():
+    # the callee hands the slice back; the caller's transpose_view lays it out anew, so the
+    # col_expand reads it in place: nothing is materialized over the source, nothing to reject
+    text = """
+import pypto.language as pl
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], g: pl.Tensor[[1, 2], pl.FP32],
+               out: pl.Out[pl.Tensor[[1, 2], pl.FP32]]) -> pl.Tensor[[1, 2], pl.FP32]:
+        local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        v = pl.tile.slice(local, [2, 1], [0, 0], valid_shape=[2, 1])
+        r = self.ident(v)
+        t = pl.tile.transpose_view(r)
+        gt = pl.tile.load(g, [0, 0], [1, 2], target_memory=pl.Mem.Vec)
+        e = pl.tile.col_expand_mul(t, gt)
+        out = pl.store(e, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def ident(self, t: pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec]:
+        return t
+"""
+    p = et.verify_program(et.parse_program(text))
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
