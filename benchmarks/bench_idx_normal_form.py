@@ -9,7 +9,7 @@ shapes the tile pass folds — are normalized twice, each best of ``--repeat`` (
   through the ``rules.sorts`` index tables (egglog ``input``), then ``rules.offsets`` and
   ``rules.multiples`` saturated;
 * **NKI normal form**: what the NKI layer runs — the ``Lin`` normal form of ``rules.arith`` with
-  the bounds and substitution of ``rules.affine``, driven by ``nki.solver.AffineSolver``.
+  the bounds and substitution of ``rules.affine``, driven by ``nki.index.solver.AffineSolver``.
 
 It backs the design note "One integer sort, rulesets per client" in docs/design.md: the normal form
 is the costlier per term.  Timings are reported, never asserted.

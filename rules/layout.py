@@ -51,4 +51,11 @@ RULES = f"""
        (= bits (Bits b)) (= 0 (% (+ (* k 8) (* c bits)) {ALIGN_BITS})))
       ((set (AddrMult w) (min {ALIGN_BITS} (* (min (* mr pm) {CAP}) bits))))
       :ruleset layout :name "window-address-exact-constant-part")
+; a constant row and column offset over a constant pitch are one constant part of the address,
+; (r * pitch + c) * bits, judged whole with the exact modulo: row 1, column 4 of a 12-wide FP32
+; tile is 48 B + 16 B = 64 B in, aligned though neither part is
+(rule ((= w (Win b (Lit r) (Lit c) h wd)) (= mb (AddrMult b)) (= p (Pitch b)) (= bits (Bits b))
+       (= 0 (% (* (+ (* r p) c) bits) {ALIGN_BITS})))
+      ((set (AddrMult w) (min mb {ALIGN_BITS})))
+      :ruleset layout :name "window-address-exact-constant")
 """

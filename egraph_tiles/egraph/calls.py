@@ -39,6 +39,7 @@ from ..ir import ops
 from ..ir.effects import (PREFIX, Effects, Share, call_of, call_operands, call_summaries,
                           callee_name, constant_window, whole_tile)
 from ..ir.exprs import Call, TupleItem, Var, VarRef, free_vars
+from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
 
@@ -85,6 +86,9 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
     same = whole_tile(fx, *starts)
     uses: set[str] = set()
     part = _derived(fx, starts)  # (the values in the tile's storage made from it)
+    # (those that may still be the tile or a window of it as laid out: a col_expand op
+    # materializes lazily only such a value, not a transpose_view or a reshape of it)
+    kept = _derived(fx, starts, kept=True)
     if any(_pitch_bound(e) for e in fx.edges if e.src in part):
         uses.add("sliced")
     for s in walk(fn.body):
@@ -95,13 +99,15 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
             if not isinstance(a, VarRef):
                 continue
             if a.var in same:
-                uses |= _operand_use(program, call.op, k, seen)
+                got = _operand_use(program, call.op, k, seen)
+                uses |= got if a.var in kept else got - {"colx"}
             elif a.var in part:
                 # a window (or a view of one) of the tile: the callee judged it assuming the
                 # tile is its own dense, aligned tile, so what it does with the window (a write
                 # into it, a col_expand of it, a vector read of it, ...) needs the argument so
                 # too; a window at another row than 0 needs it dense (``sliced``)
-                uses |= _operand_use(program, call.op, k, seen)
+                got = _operand_use(program, call.op, k, seen)
+                uses |= got if a.var in kept else got - {"colx"}
     for s in walk(fn.body):
         if isinstance(s, ReturnStmt):
             for i, e in enumerate(s.values):
@@ -109,20 +115,23 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
                     # returned: the callers' uses of the result are uses of this tile (but
                     # their writes and accumulation into it reach the argument through the
                     # call result's storage edge, naming the caller's own statement)
-                    uses |= _result_uses(program, fn.name, i if len(s.values) > 1 else None,
-                                         seen) - {"acc", "write"}
+                    got = _result_uses(program, fn.name, i if len(s.values) > 1 else None,
+                                       seen) - {"acc", "write"}
+                    uses |= got if e.var in kept else got - {"colx"}
     return frozenset(uses)
 
 
-def _derived(fx: Effects, starts: set[Var]) -> set[Var]:
+def _derived(fx: Effects, starts: set[Var], kept: bool = False) -> set[Var]:
     """``starts`` and every value made from them along storage edges (aliases, views, windows,
     carries, merges, call results): the values through which something reaches their storage
-    — not the tiles they are windows of."""
+    — not the tiles they are windows of.  ``kept``: not through a view that lays the elements
+    out anew (``transpose_view``, a reshape; ``ir.storage.Storage.kept_origins``)."""
     out = set(starts)
     todo = list(starts)
     by_src: dict[Var, list[Var]] = {}
     for e in fx.edges:
-        by_src.setdefault(e.src, []).append(e.dst)
+        if not (kept and e.kind is Share.VIEW and not same_layout(e)):
+            by_src.setdefault(e.src, []).append(e.dst)
     while todo:
         for d in by_src.get(todo.pop(), ()):
             if d not in out:

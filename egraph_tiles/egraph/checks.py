@@ -23,31 +23,36 @@ from .encode import Encoding, RawSliceUse, UseSite, Window
 from .schedule import SPAN, has_fact
 
 
-def _fields(fn: Function, slice_stmt: AssignStmt, operand: Var) -> dict[str, object]:
+def _fields(fn: Function, enc: Encoding, slice_stmt: AssignStmt, operand: Var
+            ) -> dict[str, object]:
     t = slice_stmt.target.type
     bits = t.dtype.storage_bits if isinstance(t, TileType) else 0
     return dict(
         where=slice_stmt.span, fn=fn.name, slice=slice_stmt.target.name, operand=operand.name,
         line=slice_stmt.span.line, align_bytes=ALIGN_BYTES,
-        through=_through(operand, slice_stmt.target),
+        through=_through(enc, operand, slice_stmt.target),
         align=(f"Align the window (start it at a multiple of {ALIGN_BYTES} bytes, e.g. a column "
                f"offset that is a multiple of {aligned_step(bits)} elements of this dtype; "
                f"{aligned_step(32)} for FP32)"))
 
 
-def _through(var: Var, slice_var: Var) -> str:
-    return f" (through {var.name!r}, a view / alias of it)" if var is not slice_var else ""
+def _through(enc: Encoding, var: Var, slice_var: Var) -> str:
+    """The route by which ``var`` names the slice's storage (``ir.storage``), in words."""
+    if var is slice_var:
+        return ""
+    route = enc.storage.route(slice_var, var) if enc.storage is not None else None
+    return f" (through {var.name!r}: {route or 'a value sharing its storage'})"
 
 
 def _raw_use(fn: Function, enc: Encoding, eg: eb.EGraph, site: RawSliceUse) -> dict[str, object]:
     how = " (an opaque call: it may materialize its operand as a col_expand op does)" \
         if not ops.classified(site.op) and callee_name(site.op) is None else ""
-    return {**_fields(fn, site.slice_stmt, site.var), "op": site.op,
+    return {**_fields(fn, enc, site.slice_stmt, site.var), "op": site.op,
             "op_line": site.consumer.span.line, "how": how}
 
 
 def _cube_call(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
-    fields = _fields(fn, site.window.stmt, site.var)
+    fields = _fields(fn, enc, site.window.stmt, site.var)
     escape = enc.escapes.get(site.key)
     if escape is not None:  # a carry, an if result or a view the window flows into
         value, consumer, operand = escape
@@ -82,7 +87,7 @@ def _escape_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> 
     value, consumer, _operand = enc.escapes[site.key]
     call = call_of(consumer)
     dense = site.ctx is Role.DENSE
-    return {**_fields(fn, site.window.stmt, site.var), "value": value.name,
+    return {**_fields(fn, enc, site.window.stmt, site.var), "value": value.name,
             "route": _route(site), "at": site.stmt.span.line,
             "op": call.op if call is not None else "a call", "op_line": consumer.span.line,
             "need": "dense tile (from its first element)" if dense else
@@ -107,14 +112,14 @@ def _route(site: UseSite) -> str:
 
 def _written(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:
     writers = [x for x in enc.writes if has_fact(eg, "WriteViolation", w.key, x.key)]
-    by = "; ".join(f"{x.op} at line {x.stmt.span.line}" + _through(x.var, w.var)
+    by = "; ".join(f"{x.op} at line {x.stmt.span.line}" + _through(enc, x.var, w.var)
                    for x in writers) or "an in-place write"
-    return {**_fields(fn, w.stmt, w.var), "by": by}
+    return {**_fields(fn, enc, w.stmt, w.var), "by": by}
 
 
 def _unclassified(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict[str, object]:
     x = next(x for x in enc.unclassified if has_fact(eg, "UnclassifiedViolation", w.key, x.key))
-    return {**_fields(fn, w.stmt, x.var), "slice": w.var.name, "op": x.op,
+    return {**_fields(fn, enc, w.stmt, x.var), "slice": w.var.name, "op": x.op,
             "op_line": x.stmt.span.line}
 
 

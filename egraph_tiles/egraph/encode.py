@@ -154,6 +154,8 @@ class Encoding:
     escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
     #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
     keep_only: set[int] = field(default_factory=set)
+    #: the function's storage facts (``ir.storage``): the messages name a value's route
+    storage: Storage | None = None
 
 
 def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
@@ -284,8 +286,13 @@ class Encoder(StmtVisitor):
         self._raw: dict[Var, tuple[int, AssignStmt]] = {}
         #: value -> the valid_shape / drop_dims slices it may name, itself, through views (set_validshape,
         #: ...), aliases, write-backs, loop carries and if merges (ir.storage origins): the
-        #: vector-op and col_expand checks
+        #: vector-op checks (any view of the window shares its addresses)
         self._raw_view: dict[Var, list[Var]] = _raw_origins(fx, storage) if storage else {}
+        #: the same, only through edges that keep the value the slice itself (not a
+        #: transpose_view or a reshape of it): the col_expand check (the lazy materialization
+        #: runs only on the slice's own subview)
+        self._raw_kept: dict[Var, list[Var]] = \
+            _raw_origins(fx, storage, kept=True) if storage else {}
         #: the values other than a slice or its alias that may name a Mat window (ir.storage
         #: origins): a matmul operand among them may fold into an extract (:meth:`cube_fold`)
         self._mat_named: set[Var] = _mat_named(fx, storage) if storage else set()
@@ -685,9 +692,10 @@ class Encoder(StmtVisitor):
         """State operand ``var`` of ``stmt`` (a call of ``op``) as a use ``(table n k)`` of every
         valid_shape / drop_dims slice ``k`` it may name (``RawVecRow`` / ``RawColxRow``); the
         rows are written by :meth:`finish`, once every slice has its number."""
-        uses = self.enc.raw_vec if table == "RawVecRow" else self.enc.raw_colx
+        vec = table == "RawVecRow"
+        uses = self.enc.raw_vec if vec else self.enc.raw_colx
         fx = self.fx
-        for raw in self._raw_view.get(var, ()):
+        for raw in (self._raw_view if vec else self._raw_kept).get(var, ()):
             n = self.number()
             self._raw_pending.append((table, n, raw))
             uses.append(RawSliceUse(n, fx.stmt_at(fx.defs[raw][0]), var, stmt, op))  # type: ignore[arg-type]
@@ -705,10 +713,10 @@ class Encoder(StmtVisitor):
         """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
         col_expand use ``(RawColxRow n k)``: its lazy materialization must be an identity copy
         (#1640 / #2010)."""
-        if not self._raw_view:
+        if not self._raw_kept:
             return
         for k, a in call_operands(call):
-            if not isinstance(a, VarRef) or a.var not in self._raw_view \
+            if not isinstance(a, VarRef) or a.var not in self._raw_kept \
                     or keys is not None and k not in keys:
                 continue
             self.raw_use("RawColxRow", stmt, a.var, call.op)
@@ -788,6 +796,8 @@ class Encoder(StmtVisitor):
             self.enc.window_of[dst] = w
         if src in self._raw_view:  # (a program function's returned parameter: ir.storage
             self._raw_view.setdefault(dst, self._raw_view[src])  # has no edge for it yet)
+        if src in self._raw_kept:
+            self._raw_kept.setdefault(dst, self._raw_kept[src])
 
     def edge(self, dst: Var, src: Var) -> None:
         """``dst`` lives in ``src``'s storage: a write into ``dst`` is a write into ``src`` (two
@@ -989,8 +999,9 @@ def _mat_named(fx: Effects, storage: Storage) -> set[Var]:
     return {v for v, names in storage.origins.items() if v not in mats and names & mats}
 
 
-def _raw_origins(fx: Effects, storage: Storage) -> dict[Var, list[Var]]:
-    """Each value that may name a valid_shape / drop_dims slice: those slices."""
+def _raw_origins(fx: Effects, storage: Storage, kept: bool = False) -> dict[Var, list[Var]]:
+    """Each value that may name a valid_shape / drop_dims slice: those slices (``kept``: each
+    value that may still be one, ``Storage.kept_origins``)."""
     raw = set()
     for e in fx.edges:
         if e.kind is _SLICE:
@@ -1000,7 +1011,7 @@ def _raw_origins(fx: Effects, storage: Storage) -> dict[Var, list[Var]]:
     if not raw:
         return {}
     out = {}
-    for v, names in storage.origins.items():
+    for v, names in (storage.kept_origins if kept else storage.origins).items():
         got = [x for x in names if x in raw]
         if got:
             out[v] = sorted(got, key=lambda x: fx.defs[x][0])
@@ -1016,4 +1027,6 @@ def encode_function(fn: Function, fx: Effects | None = None,
     enc = Encoder(fx, program, storage if storage is not None else storage_of(fn, fx))
     enc.function = fn.name
     enc.visit_body(fn.body)
-    return enc.finish()
+    out = enc.finish()
+    out.storage = enc.storage
+    return out

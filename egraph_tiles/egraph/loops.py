@@ -27,15 +27,13 @@ from ..ir.exprs import Call, Var, VarRef, const_int, const_shape, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
                         ReturnStmt, Stmt, WhileStmt, YieldStmt, stmt_exprs)
 from ..ir.ops import Role, Storage
-from ..ir.target import copy_bytes
+from ..ir.target import CAPACITY, copy_bytes
 from ..ir.types import MemorySpace, TileType
 from ..ir.verify import windows_in_bounds
 from .encode import Encoding, UseSite, Window
 
-#: On-chip capacities of an Ascend 910B-class AI Core (bytes): Unified Buffer (Vec) 192 KB,
-#: L1 (Mat) 512 KB, L0A (Left) 64 KB, L0B (Right) 64 KB, L0C (Acc) 128 KB.
-DEFAULT_CAPACITY: dict[str, int] = {"Vec": 192 * 1024, "Mat": 512 * 1024, "Left": 64 * 1024,
-                                    "Right": 64 * 1024, "Acc": 128 * 1024}
+#: the target's on-chip capacities (``ir.target.CAPACITY``) by memory-space name
+DEFAULT_CAPACITY: dict[str, int] = {m.value: b for m, b in CAPACITY.items()}
 
 
 

@@ -28,9 +28,12 @@ from .schedule import SPAN, egglog_errors, load_tables, prepared, release
 
 Rows = dict[str, list[tuple]]
 #: storage edges along which a value keeps its bytes and their order (a view's operand is not a
-#: use: the view carries it on, and its own uses are checked)
+#: use: the view carries it on, and its own uses are checked); a program function's result that
+#: may share an argument's storage (``CALL``) and a tuple element (``ITEM``) carry it on too (the
+#: call is itself a use of its operand: this names the result's later uses as well)
 _CARRIES = (Share.ALIAS, Share.SLICE, Share.VIEW, Share.WRITEBACK, Share.LOOP_INIT,
-            Share.LOOP_BACK, Share.LOOP_RESULT, Share.IF_RESULT)
+            Share.LOOP_BACK, Share.LOOP_RESULT, Share.IF_RESULT, Share.CALL, Share.ITEM,
+            Share.OPAQUE)
 
 #: the edges that define their value (a module constant: read per edge)
 _DEFINING = (Share.ALIAS, Share.SLICE, Share.VIEW)
@@ -210,7 +213,10 @@ _HOP = {Share.ALIAS: "an alias at line {}", Share.SLICE: "a slice at line {}",
         Share.LOOP_INIT: "the carry of the loop at line {}",
         Share.LOOP_BACK: "the value the loop at line {} yields back to its next trip",
         Share.LOOP_RESULT: "the result of the loop at line {}",
-        Share.IF_RESULT: "the result of the if at line {}"}
+        Share.IF_RESULT: "the result of the if at line {}",
+        Share.CALL: "the result of the call at line {}",
+        Share.ITEM: "a tuple element at line {}",
+        Share.OPAQUE: "the result of the unclassified op at line {}"}
 
 
 def _hop(e: Edge) -> str:

@@ -128,6 +128,9 @@ class Share(Enum):
     #: ``Edge.whole``; a part of it: ``Edge.window`` when it is exactly a window of it)
     CALL = "call"
     ITEM = "item"  # dst = tup[index] <- a tuple whose storage is not known element by element
+    #: the result of an op the registry cannot classify <- its tile operand ``index``: it may be
+    #: that operand or a view of it (its storage is unknown, never a fresh buffer's)
+    OPAQUE = "opaque"
 
 
 #: (module constants for the kinds the walk records per statement: an enum member looked up on
@@ -153,6 +156,9 @@ class Edge:
     #: (``CALL`` only) whether the result is the argument's tile itself (an alias, a view or a
     #: carry of the parameter in the callee), not a part of it
     whole: bool = False
+    #: (``CALL`` only) when the callee's storage analysis proves the result is exactly the
+    #: argument's elements from this index on, with the argument's own strides (``Returned.at``)
+    at: tuple[int, ...] | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -425,6 +431,9 @@ class _Builder:
             for k, a in call_operands(call):
                 if isinstance(a, VarRef) and isinstance(a.var.type, TileType):
                     self.fx.writes.append(Write(s, p, a.var, call.op, k, True))
+                    if target is not None and isinstance(target.type, TileType):
+                        self.fx.edges.append(Edge(Share.OPAQUE, target, a.var, s,
+                                                  k if isinstance(k, int) else 0))
             return
         for k in also_written(call.op):  # (a collective's signal, a transfer's staging tiles)
             w = operand(call, k)
@@ -464,7 +473,7 @@ class _Builder:
             self._tuples[target] = (call, summary, args)
         for r in _returned(summary, args, None):
             a = args[r.param]
-            fx.edges.append(Edge(Share.CALL, target, a, s, r.param, r.window, r.whole))
+            fx.edges.append(Edge(Share.CALL, target, a, s, r.param, r.window, r.whole, r.at))
 
     def item(self, s: Stmt, target: Var, v: TupleItem) -> None:
         """``target = tup[k]``: the storage edges of element ``k``."""
@@ -478,7 +487,7 @@ class _Builder:
         _call, summary, args = known
         for r in _returned(summary, args, v.index):
             self.fx.edges.append(Edge(Share.CALL, target, args[r.param], s, r.param, r.window,
-                                      r.whole))
+                                      r.whole, r.at))
 
     def finish(self) -> Effects:
         fx = self.fx
@@ -525,11 +534,16 @@ class Returned:
     """A returned value may share the storage of parameter ``param``: its tile itself
     (``whole``: an alias, a view, a carry of it), or a part of it — exactly the ``window``
     ``((rows, cols), (row offset, column offset))`` of it when its shape is constant (an offset
-    that is not constant None)."""
+    that is not constant None).  ``at``: when the function's storage analysis (``ir.storage``)
+    proves the value is laid out exactly as the parameter's elements from index ``at`` on, with
+    the parameter's own strides (an alias, ``set_validshape``, a constant-offset slice, carries
+    and merges that agree): the caller's storage analysis then knows the result's layout from the
+    argument's."""
 
     param: int
     whole: bool = False
     window: tuple[tuple[int, int], tuple[int | None, int | None]] | None = None
+    at: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -697,6 +711,8 @@ def summarize(fn: Function, fx: Effects) -> CallSummary:
     for e in fx.edges:
         into.setdefault(e.dst, []).append(e)
     wholes = {k: whole_tile(fx, v) for k, v in params}
+    from .storage import exact_index, storage_of  # (ir.storage reads this module's edges)
+    st = storage_of(fn, fx)
 
     def returned(e: Expr) -> set[Returned]:
         if type(e) is VarRef:
@@ -705,7 +721,8 @@ def summarize(fn: Function, fx: Effects) -> CallSummary:
             for k, pv in params:
                 if fx.same_storage(v, pv):
                     whole = v in wholes[k]
-                    out.add(Returned(k, whole, None if whole else _window_of(fx, into, v, wholes[k])))
+                    out.add(Returned(k, whole, None if whole else _window_of(fx, into, v, wholes[k]),
+                                     exact_index(st, v, pv)))
             return out
         vs = [v for v in free_vars(e) if isinstance(v.type, TileType)]
         return {Returned(k) for k, pv in params if any(fx.same_storage(v, pv) for v in vs)}
@@ -720,8 +737,19 @@ def summarize(fn: Function, fx: Effects) -> CallSummary:
         for i, e in enumerate(s.values):
             results[i] |= returned(e)
     return CallSummary(fn.name, tuple(p.var.name for p in fn.params),
-                       tuple(tuple(sorted(r, key=lambda x: (x.param, x.whole, x.window or ())))
+                       tuple(tuple(sorted(_agreed(r), key=lambda x: (x.param, x.whole,
+                                                                       x.window or ())))
                              for r in results), writes)
+
+
+def _agreed(rs: set[Returned]) -> set[Returned]:
+    """``rs`` with entries that differ only in ``at`` (returns that name the same part of a
+    parameter laid out differently) merged into one with no ``at``."""
+    by: dict[tuple, set] = {}
+    for r in rs:
+        by.setdefault((r.param, r.whole, r.window), set()).add(r.at)
+    return {Returned(k[0], k[1], k[2], next(iter(ats)) if len(ats) == 1 else None)
+            for k, ats in by.items()}
 
 
 def _tile_operands(call: Call, summary: CallSummary | None) -> dict[int | str, Var]:

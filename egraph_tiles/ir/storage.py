@@ -13,7 +13,10 @@ by their :class:`~egraph_tiles.ir.effects.Share` kind):
   out densely from the operand's first element (as the device does);
 * a loop iter-arg has a fact only when its initializer and the trailing yield agree, an ``if``
   result only when both arms agree (otherwise unknown);
-* an edge kind not listed (e.g. a call result sharing an argument's storage) gives *unknown*.
+* a program function's result is the argument's fact offset by ``Edge.at`` when the callee's own
+  analysis proves it is exactly the parameter's elements from that index on
+  (:func:`exact_index`); an edge kind not listed (any other call result sharing an argument's
+  storage, a tuple element, the result of an op the registry cannot classify) gives *unknown*.
 
 Unknown is the conservative answer: a reader (``egraph.encode``) states no layout fact for such
 a value, so no rule can prove a view of it.  The analysis also records which Mat-resident and
@@ -140,6 +143,12 @@ class Storage:
     #: views, write-backs, carries, merges and unknown edges (:func:`_followed`); such a slice
     #: names itself
     origins: dict[Var, frozenset[Var]] = field(default_factory=dict)
+    #: the subset of :attr:`origins` a value may still *be*: reached through aliases,
+    #: same-layout views (``set_validshape``), write-backs, carries, merges and unknown edges,
+    #: never through a view that lays the elements out anew (``transpose_view``, a reshape).
+    #: A col_expand op lazily materializes only such a value (the slice's own subview, #1640 /
+    #: #2010); any view of the window still shares its addresses (:attr:`origins`).
+    kept_origins: dict[Var, frozenset[Var]] = field(default_factory=dict)
     #: the edges leaving each value (where it flows)
     out_edges: dict[Var, list[Edge]] = field(default_factory=dict)
 
@@ -157,7 +166,8 @@ class Storage:
         names slots): a loop initializer its iter-arg, a trailing yield the iter-arg or ``if``
         result it feeds, an operand the result of a same-layout view of it (``set_validshape``),
         of a write-back into it, or of an edge of a kind this analysis does not model (a call
-        result sharing its argument's storage).  A slice of it is a window of its own, and a
+        result sharing its argument's storage, the result of an op the registry cannot
+        classify).  A slice of it is a window of its own, and a
         plain alias the same value: neither is listed."""
         fx = self.fx
         kind = slot[0]
@@ -176,7 +186,7 @@ class Storage:
             return []
         return [e.dst for e in self.out_edges.get(v, ()) if e.stmt is stmt
                 and e.kind is not Share.SLICE and e.kind is not Share.ALIAS
-                and (e.kind is not Share.VIEW or _same_layout(e))]
+                and (e.kind is not Share.VIEW or same_layout(e))]
 
     def flows_to(self, v: Var, same_layout_only: bool = True) -> list[Var]:
         """The values ``v`` reaches through aliases, write-backs, carries, merges and edges of
@@ -188,12 +198,69 @@ class Storage:
             for e in self.out_edges.get(x, ()):
                 if e.kind is Share.SLICE or e.dst in seen:
                     continue
-                if e.kind is Share.VIEW and same_layout_only and not _same_layout(e):
+                if e.kind is Share.VIEW and same_layout_only and not same_layout(e):
                     continue
                 seen.add(e.dst)
                 out.append(e.dst)
                 todo.append(e.dst)
         return out
+
+    def route(self, src: Var, dst: Var) -> str | None:
+        """How ``dst`` comes to name ``src``'s storage, in words (``"a loop carry, then the
+        result of a call to self.ident"``): the steps of the shortest edge path from ``src`` to
+        ``dst``; None when no edge path leads there."""
+        prev: dict[Var, Edge] = {}
+        todo = deque([src])
+        while todo and dst not in prev:
+            x = todo.popleft()
+            for e in self.out_edges.get(x, ()):
+                if e.dst is not src and e.dst not in prev:
+                    prev[e.dst] = e
+                    todo.append(e.dst)
+        if dst not in prev:
+            return None
+        steps: list[str] = []
+        x = dst
+        while x is not src:
+            e = prev[x]
+            step = _STEP.get(e.kind)
+            if step is None:
+                call = call_of(e.stmt)
+                op = call.op if call is not None else "an op"
+                step = (f"the view {op}" if e.kind is Share.VIEW else
+                        f"the result of a call to {op}" if e.kind is Share.CALL else
+                        f"the result of {op}" if e.kind is Share.OPAQUE else
+                        f"a write-back by {op}" if e.kind is Share.WRITEBACK else
+                        f"a window by {op}")
+            if not steps or steps[-1] != step:
+                steps.append(step)
+            x = e.src
+        return ", then ".join(reversed(steps))
+
+
+#: how an edge of each kind hands on its source's storage, in words (:meth:`Storage.route`)
+_STEP = {Share.ALIAS: "an alias", Share.LOOP_INIT: "a loop carry", Share.LOOP_BACK: "a loop carry",
+         Share.LOOP_RESULT: "a loop carry", Share.IF_RESULT: "an if merge",
+         Share.ITEM: "a tuple element"}
+
+
+def exact_index(st: Storage, v: Var, param: Var) -> tuple[int, ...] | None:
+    """The index of ``param``'s element ``v`` starts at, when ``v``'s layout is exactly
+    ``param``'s elements from there on with ``param``'s own (dense) strides and a constant offset;
+    None otherwise (``Returned.at``: a caller composes it with the argument's layout)."""
+    lay, base = st.layout(v), root_layout(param)
+    if lay is None or base is None or lay.root is not param or lay.strides != base.strides:
+        return None
+    off = 0
+    for atom, k in lay.offset:
+        if atom is not None:
+            return None
+        off = k
+    idx = []
+    for stride in base.strides:
+        idx.append(off // stride)
+        off %= stride
+    return tuple(idx) if off == 0 else None
 
 
 def root_layout(v: Var) -> Layout | None:
@@ -204,7 +271,9 @@ def root_layout(v: Var) -> Layout | None:
     return None if s is None else Layout(v, frozenset(), s)
 
 
-def _same_layout(e: Edge) -> bool:
+def same_layout(e: Edge) -> bool:
+    """Whether the view edge ``e`` keeps its source's layout (registry ``same_layout``:
+    ``set_validshape``)."""
     call = call_of(e.stmt)
     op = ops.lookup(call.op) if call is not None else None
     return op is not None and op.same_layout
@@ -271,6 +340,16 @@ def _transfer(e: Edge, src: object) -> object:
             s = dense_strides(dt.shape, dt.dtype.storage_bits)
             return None if s is None else Layout(src.root, src.offset, s)
         return None
+    if kind is Share.CALL and e.at is not None:
+        # a program function's result the callee's own analysis proves is the argument's
+        # elements from index ``at`` on, with the argument's strides: a slice of it, in effect
+        if len(e.at) != len(src.strides) or len(src.strides) != dt.rank \
+                or dt.dtype.storage_bits != st.dtype.storage_bits:
+            return None
+        total = dict(src.offset)
+        for i, stride in zip(e.at, src.strides):
+            total = _add(total, _scale({None: i} if i else {}, stride))
+        return Layout(src.root, frozenset(total.items()), src.strides)
     return None  # an edge kind this analysis does not model: unknown
 
 
@@ -338,6 +417,7 @@ def storage_of(fn: Function, fx: Effects) -> Storage:
                     queued.add(d)
     st.layouts = {v: (x if isinstance(x, Layout) else None) for v, x in layouts.items()}
     st.origins = _origins(fx, incoming, out_edges)
+    st.kept_origins = _origins(fx, incoming, out_edges, kept=True)
     return st
 
 
@@ -358,9 +438,10 @@ def _followed(e: Edge) -> bool:
 
 
 def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
-             out_edges: dict[Var, list[Edge]]) -> dict[Var, frozenset[Var]]:
+             out_edges: dict[Var, list[Edge]], kept: bool = False) -> dict[Var, frozenset[Var]]:
     """The slices each value may name: a slice itself; anything else the union over its
-    incoming edges (a worklist from the slices forward)."""
+    incoming edges (a worklist from the slices forward).  ``kept``: only through edges that keep
+    the value the slice itself (no view with a layout of its own)."""
     out: dict[Var, set[Var]] = {}
     todo = []
     for e in fx.edges:
@@ -372,7 +453,8 @@ def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
         names = out[v]
         for e in out_edges.get(v, ()):
             d = e.dst
-            if e.kind is Share.SLICE or d not in incoming:
+            if e.kind is Share.SLICE or d not in incoming \
+                    or kept and e.kind is Share.VIEW and not same_layout(e):
                 continue
             cur = out.setdefault(d, set())
             if not names <= cur:

@@ -11,13 +11,15 @@
   element sits.  The hardware model stores Acc tiles by it, and the registry reads it to decide
   which reshapes of an Acc tile keep its element order (``rules.windows`` states the same
   address function for windows in egglog, and the rule checker in z3).
+* On-chip capacity per memory space is :data:`CAPACITY`: the hoisting cost model refuses a copy
+  that would push a loop nest past it, and the hardware model faults a run that exceeds it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .types import DType
+from .types import DType, MemorySpace
 
 #: the NZ block edge of an Acc tile, in elements (whatever the element width)
 FRACTAL = 16
@@ -25,6 +27,12 @@ FRACTAL = 16
 #: vector operand base-address alignment, in bits (32 bytes)
 ALIGN_BITS = 256
 ALIGN_BYTES = ALIGN_BITS // 8
+
+#: on-chip bytes per memory space of an Ascend 910B-class AI Core: Unified Buffer (Vec) 192 KiB,
+#: L1 (Mat) 512 KiB, L0A (Left) / L0B (Right) 64 KiB, L0C (Acc) 128 KiB, BiasTable 1 KiB
+CAPACITY: dict[MemorySpace, int] = {
+    MemorySpace.Vec: 192 * 1024, MemorySpace.Mat: 512 * 1024, MemorySpace.Left: 64 * 1024,
+    MemorySpace.Right: 64 * 1024, MemorySpace.Acc: 128 * 1024, MemorySpace.Bias: 1024}
 
 #: the top of the known-multiple lattice: a proven power-of-two divisor is capped here, so the
 #: products the rules form (a multiple × a pitch × storage bits) stay inside egglog's i64; the

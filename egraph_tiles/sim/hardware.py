@@ -50,7 +50,7 @@ import numpy as np
 
 from ..ir.ops import TRANSFERS, Family, OpDef, Role
 from ..ir.stmts import Program
-from ..ir.target import ALIGN_BYTES, FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
+from ..ir.target import ALIGN_BYTES, CAPACITY, FRACTAL, acc_layout, nz_index, nz_index_batch  # noqa: F401 (re-exported)
 from ..ir.types import DType, MemorySpace
 from . import semantics as sem
 from .errors import (CapacityExceeded, MisalignedAccess, OutOfMemory, UnsupportedByModel,
@@ -63,11 +63,6 @@ ALIGN = ALIGN_BYTES
 ALLOC_BASE = 1 << 20  # the allocator's first address; memref-pinned tiles live below
 MAX_BYTES = 1 << 28  # per space
 POISON = 0x7F  # fresh memory: reading it by mistake gives huge values, never small ints
-#: on-chip bytes per memory space of an Ascend 910B-class AI Core: Unified Buffer (Vec) 192 KiB,
-#: L1 (Mat) 512 KiB, L0A (Left) / L0B (Right) 64 KiB, L0C (Acc) 128 KiB, BiasTable 1 KiB
-CAPACITY: dict[MemorySpace, int] = {
-    MemorySpace.Vec: 192 * 1024, MemorySpace.Mat: 512 * 1024, MemorySpace.Left: 64 * 1024,
-    MemorySpace.Right: 64 * 1024, MemorySpace.Acc: 128 * 1024, MemorySpace.Bias: 1024}
 
 
 def _ceil(x: int, m: int) -> int:
@@ -201,6 +196,9 @@ class HardwareInterpreter(Interpreter):
 
     def value(self, tile: Ref) -> np.ndarray:
         return self._mem(tile.space).read(tile.offs, tile.dtype)
+
+    def overwrite(self, tile: Ref, values: np.ndarray) -> None:
+        self._mem(tile.space).write(tile.offs, sem.coerce(values, tile.dtype), tile.dtype)
 
     def fresh(self, shape: list[int] | tuple[int, ...], dt: DType, space: MemorySpace) -> Ref:
         """A new tile: NZ in Acc, row-major elsewhere; at the memref address if pinned."""

@@ -35,6 +35,9 @@ class IdealInterpreter(Interpreter):
     def value(self, tile: ITile) -> np.ndarray:
         return np.array(tile.arr, copy=True)
 
+    def overwrite(self, tile: ITile, values: np.ndarray) -> None:
+        tile.arr[...] = sem.coerce(values, tile.dtype)
+
     def tile_shape(self, v: ITile) -> tuple[int, ...]:
         return tuple(v.arr.shape)
 

@@ -131,6 +131,11 @@ class Interpreter(ABC):
     def value(self, tile: Any) -> np.ndarray:
         """The current contents of a tile as a numpy array."""
 
+    @abstractmethod
+    def overwrite(self, tile: Any, values: np.ndarray) -> None:
+        """Write ``values`` over a tile's contents in place (an op writing its operand element
+        by element: ``tile.write``)."""
+
     #: the class of this model's tiles; each has ``dtype`` and ``space`` fields
     tile_type: type
 

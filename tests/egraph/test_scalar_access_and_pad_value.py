@@ -76,3 +76,28 @@ w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 8], [0, 8],
 y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(w, 2.0)
 """
     assert_canonicalizes(X, body, body)
+
+
+def test_scalar_write_through_a_window_lands_in_its_source_on_the_hardware_model():
+    # the simulators give tile.write / tile.read their meaning: the kept view is right; a copy
+    # of the window would take the store and lose it
+    from egraph_tiles.sim.soundness import unsound_because
+    from simkit import inputs_for
+    params = X + ", out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]"
+    body = """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 8], [0, 1])
+pl.tile.write(w, [0, 0], 5.0)
+r = pl.tile.read(w, [0, 0])
+yv = pl.tile.slice(local, [16, 8], [0, 0])
+y = pl.tile.adds(yv, r)
+out = pl.store(y, [0, 0], out)
+return out"""
+    ret = "pl.Tensor[[16, 8], pl.FP32]"
+    p = et.verify_program(et.parse_program(kernel(params, body, ret)))
+    copied = et.verify_program(et.parse_program(kernel(params, body.replace(
+        "pl.tile.slice(local, [16, 8], [0, 1])",
+        "pl.tile.extract(local, 0, 1, shape=[16, 8], target_memory=pl.Mem.Vec)"), ret)))
+    ins = inputs_for(p)
+    assert unsound_because(et.optimize, p, ins, {}) is None
+    assert unsound_because(lambda q: copied, p, ins, {}) is not None

@@ -66,14 +66,15 @@ LOOP = f"""    def loop(self, t: {V64}) -> {V64}:
 
 
 @pytest.mark.parametrize("functions, name, results, writes", [
-    ((IDENT,), "ident", ((Returned(0, True),),), set()),
-    ((SUB,), "sub", ((Returned(0, False, ((4, 8), (3, 3))),),), set()),
+    ((IDENT,), "ident", ((Returned(0, True, None, (0, 0)),),), set()),
+    ((SUB,), "sub", ((Returned(0, False, ((4, 8), (3, 3)), (3, 3)),),), set()),
     ((DYN,), "dyn", ((Returned(0, False, ((16, 8), (0, None))),),), set()),
     ((FILL,), "fill", (), {0}),
-    ((TWO,), "two", ((Returned(1, True),), (Returned(0, False, ((16, 8), (0, 8))),)), set()),
+    ((TWO,), "two", ((Returned(1, True, None, (0, 0)),),
+                     (Returned(0, False, ((16, 8), (0, 8)), (0, 8)),)), set()),
     ((CHOOSE,), "choose", ((Returned(0, True), Returned(1, True)),), set()),
     ((FRESH,), "fresh", ((),), set()),
-    ((OUTER, FILL, IDENT), "outer", ((Returned(0, True),),), {0}),
+    ((OUTER, FILL, IDENT), "outer", ((Returned(0, True, None, (0, 0)),),), {0}),
 ], ids=["returns-its-parameter", "returns-a-window-of-a-window", "window-at-a-dynamic-offset",
         "writes-through-a-slice",
         "tuple-elements", "either-parameter", "fresh-result", "through-further-calls"])

@@ -163,3 +163,75 @@ return out""", "pl.Tensor[[16, 16], pl.FP32]"))
                          fx.stmt_at(fx.defs[names["r"]][0])))
     contexts = [u.ctx for u in encode_function(fn, fx, p, storage_of(fn, fx)).uses]
     assert contexts == [Role.CALL]
+
+
+CALLS = """
+import pypto.language as pl
+@pl.program
+class K:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 12], pl.FP32], out: pl.Out[pl.Tensor[[16, 12], pl.FP32]]
+               ) -> pl.Tensor[[16, 12], pl.FP32]:
+        local = pl.tile.load(x, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+        w = pl.tile.slice(local, [16, 8], [0, 2])
+        r = self.CALLEE(w)
+        out = pl.store(local, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def ident(self, t: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]:
+        u = pl.tile.set_validshape(t, [16, 8])
+        return u
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def row1(self, t: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec]:
+        s = pl.tile.slice(t, [1, 8], [1, 0])
+        return s
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def turned(self, t: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[8, 16], pl.FP32, pl.Mem.Vec]:
+        v = pl.tile.transpose_view(t)
+        return v
+"""
+
+
+def call_fact(callee: str):
+    """(root, byte offset, strides) of the kernel's call result ``r`` (``w`` is local's columns
+    2..9: 8 B in, 48 B rows), or None: unknown."""
+    p = et.parse_program(CALLS.replace("CALLEE", callee))
+    fn = p.functions[0]
+    fx = function_effects(fn, p)
+    lay = storage_of(fn, fx).layout(next(v for v in fx.defs if v.name == "r"))
+    return None if lay is None else (lay.root.name, format_expr(lay.offset_bytes()), lay.strides)
+
+
+def test_a_call_result_the_callee_proves_is_its_parameter_has_the_arguments_layout():
+    assert call_fact("ident") == ("local", "8", (384, 32))
+
+
+def test_a_call_result_that_is_a_constant_window_of_the_parameter_is_that_window_of_the_argument():
+    # row 1 of the argument: one of local's 48 B rows past its start (not the 32 B of t's own)
+    assert call_fact("row1") == ("local", "56", (384, 32))
+
+
+def test_a_call_result_laid_out_anew_by_the_callee_is_unknown():
+    assert call_fact("turned") is None
+
+
+def test_the_route_from_a_slice_to_a_value_is_named_step_by_step():
+    st, names, _, _ = analysed(LOAD16 + """w = pl.tile.slice(local, [8, 8], [0, 8])
+v = pl.tile.set_validshape(w, [8, 8])
+for i, (a,) in pl.range(2, init_values=(v,)):
+    r = pl.yield_(a)""")
+    assert st.route(names["w"], names["r"]) == "the view tile.set_validshape, then a loop carry"
+    assert st.route(names["r"], names["w"]) is None
+
+
+def test_only_a_value_that_may_still_be_the_slice_keeps_it_for_col_expand():
+    # set_validshape keeps the slice's own subview; transpose_view lays it out anew
+    st, names, _, _ = analysed(LOAD16 + """w = pl.tile.slice(local, [8, 8], [0, 8], valid_shape=[8, 4])
+v = pl.tile.set_validshape(w, [8, 8])
+t = pl.tile.transpose_view(w)""")
+    assert {o.name for o in st.kept_origins[names["v"]]} == {"w"}
+    assert names["t"] not in st.kept_origins
+    assert {o.name for o in st.origins[names["t"]]} == {"w"}

@@ -166,7 +166,7 @@ CALLS = {
     "through-a-returned-view": (
         "r: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = self.sub8(w)\n"
         "r2: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(r, z, [0, 0])", SUB8,
-        "is written in place by tile.assemble at line 11 (through 'r', a view / alias of it)"),
+        "is written in place by tile.assemble at line 11 (through 'r': the result of a call to self.sub8)"),
 }
 
 
@@ -437,7 +437,7 @@ class K:
     msg = rejection(p)
     for piece in ("in function 'colm', Mat window 's' (tile.slice at line 18)",
                   "is returned at line 19 to callers that",
-                  "uses it as a matmul operand"):
+                  "use it as a matmul operand"):
         assert piece in msg, (piece, msg)
 
 

@@ -75,7 +75,8 @@ def test_a_window_that_is_not_dense_written_through_its_reshape_is_rejected():
              "out = pl.store(xv, [0, 0], out)", out="16, 64")
     msg = rejection(p)
     for piece in ("slice 'q' (tile.slice at line 8) is written in place by tile.fillpad_inplace "
-                  "at line 11 (through 'v', a view / alias of it)",
+                  "at line 11 (through 'v': the view tile.reshape, then the view "
+                  "tile.set_validshape)",
                   "reads it as a dense tile of its own, not provably dense: one row or the full "
                   "width", "can be neither copied"):
         assert piece in msg, (piece, msg)

@@ -48,7 +48,7 @@ def test_dynamic_valid_shape_slice_feeding_col_expand_through_a_view_is_rejected
              "o = pl.tile.adds(e, 1.0)")
     msg = rejected(p, {"r": 3})
     for piece in ("slice 'q'", "has valid_shape / drop_dims", "dynamic offset or non-contiguous",
-                  "tile.col_expand_mul at line 12", "(through 'v', a view / alias of it)",
+                  "tile.col_expand_mul at line 12", "(through 'v': the view tile.set_validshape)",
                   "would corrupt its source", "copy it first with tile.extract"):
         assert piece in msg, (piece, msg)
 

@@ -113,6 +113,21 @@ def assemble_meaning(v: Operands) -> np.ndarray:
     return out
 
 
+def read_meaning(ctx: Any, tile: Any, indices: list[int]) -> Any:
+    """``tile.read``: the element at ``indices`` (``ctx`` is the simulator: ``value`` reads a
+    tile's current contents)."""
+    return ctx.value(tile)[tuple(int(i) for i in indices)].item()
+
+
+def write_meaning(ctx: Any, tile: Any, indices: list[int], value: Any) -> Any:
+    """``tile.write``: the element at ``indices`` set in place (seen through every view of the
+    tile: ``ctx.overwrite``)."""
+    vals = ctx.value(tile)
+    vals[tuple(int(i) for i in indices)] = value
+    ctx.overwrite(tile, vals)
+    return tile
+
+
 def store_meaning(tensor: np.ndarray, offs: list[int], values: np.ndarray) -> np.ndarray:
     window_of(tensor, offs, list(values.shape))[...] = values
     return tensor

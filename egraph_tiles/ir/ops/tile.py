@@ -8,7 +8,7 @@ import numpy as np
 
 from ..types import DType, MemorySpace
 from .infer import (infer_batch_matmul, infer_batch_matmul_acc, infer_binary, infer_cast, infer_cmp, infer_create, infer_expand, infer_extract, infer_full, infer_load, infer_matmul, infer_matmul_acc, infer_move, infer_read, infer_reduce, infer_reinterpret, infer_reshape, infer_same_as_first, infer_set_validshape, infer_slice, infer_store, infer_transpose, nz_relayout)
-from .meanings import (assemble_meaning, div, expand, pad, reduce, slice_meaning, store_meaning, t, transpose_meaning, ts, tt, window_of)
+from .meanings import (assemble_meaning, div, expand, pad, read_meaning, reduce, slice_meaning, store_meaning, write_meaning, t, transpose_meaning, ts, tt, window_of)
 from .model import (ACC, LEFT, REGISTRY, RIGHT, VALUE, VEC, Family, WindowOperand, declare, view_of,
                     writes)
 
@@ -193,8 +193,10 @@ declare("tile.mscatter", "src:t idx:t output:n", None, Family.SYSTEM, effect=wri
 declare("tile.mgather", "mem:n idx:t scratch:t valid_shape:s", None, Family.SYSTEM,
         inplace_safe=False, also_writes=(2,), overwrites=(2,),
         attrs="coalesce gather_oob target_memory")
-declare("tile.read", "src:t indices:o", infer_read, Family.SCALAR, effect=VALUE)
-declare("tile.write", "src:t indices:o value:x", None, Family.SCALAR, effect=writes(0))
+declare("tile.read", "src:t indices:o", infer_read, Family.SCALAR, effect=VALUE,
+        numpy=read_meaning)
+declare("tile.write", "src:t indices:o value:x", None, Family.SCALAR, effect=writes(0),
+        numpy=write_meaning)
 
 # -- cross-core transfers: a pushed tile is read, a popped one is fresh
 
