@@ -4,7 +4,7 @@
     python benchmarks/bench_loops.py --quick    # size 30 only, nothing written
 
 Dynamic bytes are each inserted copy × the executions of its place (constant trip counts exact,
-symbolic ones and ``if`` arms by ``egraph_tiles.egraph.loops.CostModel``'s defaults).  The run
+symbolic ones and ``if`` arms by ``egraph_tiles.cost.loops.CostModel``'s defaults).  The run
 checks the issue's bar and says so at the end: the e-graph (greedy and ILP) moves no more
 dynamic bytes than the seed policy on every kernel, and strictly fewer on the loop-invariant
 family.

@@ -31,7 +31,7 @@ import gc, json, sys, time
 sys.path.insert(0, {root!r})
 import egraph_tiles as et
 from egraph_tiles.passes import baselines
-from egraph_tiles.egraph.report import Report
+from egraph_tiles.report.report import Report
 from benchmarks.corpus import MIXED, generate
 from benchmarks.harness import count_statements
 prog = et.parse_program(generate(MIXED, {n}, {seed}).text)

@@ -2,7 +2,7 @@
 
 Every strategy maps an input :class:`Program` to a canonicalized one. The baselines come
 from ``egraph_tiles.passes.baselines``; the e-graph strategies from ``egraph_tiles.optimize``
-(greedy) and ``egraph_tiles.egraph.ilp.ILPExtractor`` plugged into the engine's
+(greedy) and ``egraph_tiles.cost.ilp.ILPExtractor`` plugged into the engine's
 ``Extractor`` interface. A strategy whose code is missing is reported as unavailable
 ("n/a"), never faked.
 """
@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from egraph_tiles.passes import baselines
 from egraph_tiles.ir import Program, walk
-from egraph_tiles.metrics import (bytes_copied, dynamic_bytes_copied, extract_statements,
+from egraph_tiles.cost.metrics import (bytes_copied, dynamic_bytes_copied, extract_statements,
                                   inserted_extracts, slice_statements)
 
 from . import safety
@@ -56,7 +56,7 @@ def _baseline(fn: Callable[[Program], Program]) -> Callable[[Program], Outcome]:
 
 def _egraph_greedy() -> Callable[[Program], Outcome]:
     import egraph_tiles as et
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
 
     def run(p: Program) -> Outcome:
         rep = Report()
@@ -68,8 +68,8 @@ def _egraph_greedy() -> Callable[[Program], Outcome]:
 
 def _egraph_ilp(time_limit: float) -> Callable[[Program], Outcome]:
     import egraph_tiles as et
-    from egraph_tiles.egraph.ilp import ILPExtractor
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.cost.ilp import ILPExtractor
+    from egraph_tiles.report.report import Report
     from egraph_tiles.passes.canonicalize import Options
 
     def run(p: Program) -> Outcome:

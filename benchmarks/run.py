@@ -6,7 +6,7 @@
 Strategies: copy-everything, view-everything, seed policy (plain Python), e-graph greedy
 (``et.optimize``) and e-graph ILP (``ILPExtractor`` through the engine's ``Extractor``
 interface). Metrics per kernel and strategy: bytes copied (inserted ``tile.extract``
-bytes, each statement position once — see ``egraph_tiles.metrics``), dynamic bytes (each
+bytes, each statement position once — see ``egraph_tiles.cost.metrics``), dynamic bytes (each
 copy × the executions of its place), extract statements,
 slices left, the hardware model's verdict and unsafe-view count, optimize wall time, peak
 Python memory (tracemalloc, a second run), e-graph nodes / classes.

@@ -220,7 +220,7 @@ LOAD = f"""
 # Acc changes the memory every later use sees — the author's decision, so the pass rejects.
 # Its value may travel (aliases, views of it, write-back results, loop carries, if results) and
 # is harmless until an op reads or writes it (or the function returns it): that use is the
-# violation.  The driver (egraph.relayout) states the facts of one function in their own small
+# violation.  The driver (checks.relayout) states the facts of one function in their own small
 # e-graph, only when the function has such a reshape; no rule here creates a view.
 RELAYOUT = """
 (relation RelayoutRow (i64 i64))
@@ -255,7 +255,7 @@ RELAYOUT = """
       :ruleset relayout :name "acc-window-view-read-violation")
 """
 
-#: The message of ``RelayoutViolation`` (fields filled by ``egraph.relayout``: ``where``, ``fn``,
+#: The message of ``RelayoutViolation`` (fields filled by ``checks.relayout``: ``where``, ``fn``,
 #: ``op`` / ``line`` (the reshape), ``src`` / ``src_shape``, ``view`` / ``shape``, ``operand`` /
 #: ``through`` (the value reaching the use), ``use`` (the op and line, or the return)).
 RELAYOUT_VIOLATION = (

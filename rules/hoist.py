@@ -1,6 +1,6 @@
 """Loop-aware placement: dynamic copy costs and hoisting loop-invariant copies (issue 16).
 
-A copy inside a loop runs on every iteration.  The encoder (``egraph.loops``) states, from the
+A copy inside a loop runs on every iteration.  The encoder (``cost.loops``) states, from the
 memory effects of ``ir.effects``, where each use sits and what one execution there weighs:
 
 * ``(InLoop u L)`` — use ``u`` sits inside loop ``L`` (loops are named by their program point),

@@ -24,7 +24,7 @@ Beyond the seed (issue 15), every accumulator window must be *proven* contiguous
   of its own, so a 2-D window of one page (``tile.slice(acc3, [1, R, C], [b, r, c], drop_dims=[0])``)
   is judged against the page's rows.
 
-This module is egglog text (``PROGRAM``; ``egraph_tiles.egraph.windows`` encodes one function's
+This module is egglog text (``PROGRAM``; ``egraph_tiles.checks.windows`` encodes one function's
 dataflow as the facts below — bulk-loaded as the index tables of ``rules.sorts`` and the ``LOAD``
 tables, whose ``load`` rules rebuild the terms — and reads the violation facts back).  It runs in
 the tile pass's e-graph, before the function's own facts arrive, as ``TEXT``: the same program
@@ -316,12 +316,12 @@ RULES = """
 
 ; ---- THE contiguity rules, positive (seed: "A window is therefore contiguous only when it spans
 ; the parent's full row extent, or lies inside a single 16-column block"), each proved with z3
-; against the NZ address function (egraph_tiles.sim.rulecheck).
+; against the NZ address function (egraph_tiles.rulecheck).
 ; inside one 16-column block: the first and the last column fall in the same block
 (rule ((w_probe p rows cols c) (>= c 0) (> cols 0) (= (/ c 16) (/ (+ c (- cols 1)) 16)))
       ((w_contig p rows cols c)) :ruleset w_may_rules :name "w-contiguous-one-block")
 ; every row of the parent, from a block boundary (the tightening found by the exhaustive NZ sweep
-; in tests/windows/test_windows_nz_layout.py: from mid-block the compact write puts, in every 16
+; in tests/checks/test_windows_nz_layout.py: from mid-block the compact write puts, in every 16
 ; columns of the window, the last (c mod 16) into the next row of the block layout)
 (rule ((w_probe p rows cols c) (w_acc_parent p rows) (>= c 0) (> cols 0) (= (% c 16) 0))
       ((w_contig p rows cols c)) :ruleset w_may_rules :name "w-contiguous-full-rows")
@@ -440,7 +440,7 @@ def _shared(text: str, prefix: str) -> dict[str, tuple[str, int]]:
 #: leads each row with the tag)
 TAGGED = _shared(_own_names(sorts.IDX_LOAD) + INPUTS + LOAD, "w_in_")
 #: The relations the ``windows`` stratum derives from the input relations alone: every rule
-#: writing one reads only relations of :data:`INPUTS` (``tests/windows`` checks it), so all of
+#: writing one reads only relations of :data:`INPUTS` (``tests/checks`` checks it), so all of
 #: them are derived in the check's first run and none changes after it.  Those of one column
 #: signature share a relation too (``w_first_ii``, ``w_first_iii``): a rule reading one runs again
 #: only when that relation changes, which is in that same first run (so sharing adds at most
@@ -472,7 +472,7 @@ def _tagged(text: str) -> str:
     return sorts.shared_declarations(tables, tagged) + "\n".join(show(retag(f)) for f in kept)
 
 
-#: ``PROGRAM`` as the e-graph holds it: run in the tile pass's e-graph (``egraph.windows``),
+#: ``PROGRAM`` as the e-graph holds it: run in the tile pass's e-graph (``checks.windows``),
 #: its sorts, tables and rulesets are copies of their own of the shared ones (``w_Idx``,
 #: ``w_Lit``, ``w_Mult``, ``w_offsets``, ... — the same rules, renamed), so no fact of the
 #: check is a fact of the pass: a literal both state is two terms, no rule of the pass reads

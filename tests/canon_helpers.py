@@ -23,7 +23,7 @@ def engine_rows(text: str) -> Iterator[tuple[object, dict[str, list[tuple]]]]:
     """For each in-core function of ``text`` with a window: its encoding and the rows the engine
     loads for it (the encoder's and the hoisting facts', without the extraction root tree)."""
     from egraph_tiles.egraph.encode import encode_function
-    from egraph_tiles.egraph.loops import CostModel, hoist_facts
+    from egraph_tiles.cost.loops import CostModel, hoist_facts
     from egraph_tiles.ir.effects import function_effects
 
     program = et.parse_program(text)

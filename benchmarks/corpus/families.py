@@ -234,7 +234,7 @@ def shared_window(b: KernelBuilder, rng: random.Random) -> None:
 
 # ------------------------------------------------------------------ loop-heavy
 # Copies inside loops run every iteration: these families are scored by dynamic bytes (bytes ×
-# trip counts, ``egraph_tiles.metrics.program_dynamic_bytes``).
+# trip counts, ``egraph_tiles.cost.metrics.program_dynamic_bytes``).
 
 
 def loop_reduction(b: KernelBuilder, rng: random.Random) -> None:

@@ -106,7 +106,7 @@ def program_text(acc_windows: bool = False) -> str:
 def new_egraph(acc_windows: bool = False, statements: int | None = None) -> eb.EGraph:
     """An e-graph holding the engine's sorts and rules (give it back with :func:`release`) and,
     with ``acc_windows``, the Acc-window check's, so one e-graph serves both for a function
-    (``egraph.windows``: the check runs first, its facts in tables no rule of the engine reads
+    (``checks.windows``: the check runs first, its facts in tables no rule of the engine reads
     and :func:`size` never counts).  Two programs, not one: resetting the e-graph costs per
     declared table and rule (a push / pop copies each, ~1 ms more with the check's; emptying
     runs a rule per table), so a function with nothing to check takes the engine's alone.

@@ -1,6 +1,6 @@
 """egglog program text as s-expressions: symbols as ``str``, integers as ``int``, string
 literals as :class:`Q`, forms as lists (comments dropped).  Read by the rule checks
-(``sim.rulecheck``) and by the schedule (``schedule.core_schedule``)."""
+(``rulecheck``) and by the schedule (``schedule.core_schedule``)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ elements × storage bits / 8 (:func:`ir.target.copy_bytes`), the type the regist
 operands, else the target's declared type.  A symbolic shape leaves the bytes unknown (None).
 
 The report's static bytes (each copy statement once), the metrics of the benchmarks and the
-dynamic bytes of ``egraph.loops`` (each copy × the executions of its place) are views of
+dynamic bytes of ``cost.loops`` (each copy × the executions of its place) are views of
 :func:`copies`; nothing else recognizes a copy.
 """
 

@@ -16,13 +16,13 @@ from ..egraph import schedule
 from ..egraph.checks import raise_violations
 from ..egraph.decode import Decoded, Decoder
 from ..egraph.encode import Encoding, encode_function, has_slice
-from ..egraph.explain import explain
+from ..report.explain import explain
 from ..egraph.extract import Extractor, GreedyExtractor
-from ..egraph.loops import CostModel, annotate_report, dynamic_copy_bytes, hoist_facts
-from ..egraph.report import FunctionReport, Report
+from ..cost.loops import CostModel, annotate_report, dynamic_copy_bytes, hoist_facts
+from ..report.report import FunctionReport, Report
 from ..egraph.round2 import copy_view_gates, gates_respected
-from ..egraph.relayout import check_relayouts
-from ..egraph.windows import check_acc_windows
+from ..checks.relayout import check_relayouts
+from ..checks.windows import check_acc_windows
 from ..ir.copies import static_copy_bytes
 from ..ir.effects import Effects, function_effects
 from ..ir.storage import positional_slices, storage_of
@@ -79,7 +79,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
     fx = function_effects(fn, program)
     check_relayouts(fn, fx)
     # the Acc-window check's e-graph, when it had something to check, is the one this function's
-    # facts are loaded into next (its facts are inert here and never counted: egraph.windows);
+    # facts are loaded into next (its facts are inert here and never counted: checks.windows);
     # a Graphviz dump shows the engine's facts alone
     eg = check_acc_windows(fn, fx, program, keep=opts.dot_prefix is None)
     try:

@@ -11,7 +11,7 @@ import egraph_tiles as et  # noqa: E402
 from benchmarks.corpus import FAMILIES, MIXED, generate  # noqa: E402
 from egraph_tiles.passes.baselines import STRATEGIES, copy_everything, view_everything, windows_of  # noqa: E402
 from egraph_tiles.ir import MemorySpace  # noqa: E402
-from egraph_tiles.metrics import bytes_copied  # noqa: E402
+from egraph_tiles.cost.metrics import bytes_copied  # noqa: E402
 from dslkit import kernel
 
 FAMS = [*FAMILIES, MIXED]

@@ -14,7 +14,7 @@ import egraph_tiles as et  # noqa: E402
 from benchmarks.corpus import FAMILIES, MIXED, SCALAR_ARGS, generate  # noqa: E402
 from benchmarks.safety import Oracle  # noqa: E402
 from egraph_tiles.passes.baselines import seed_policy  # noqa: E402
-from egraph_tiles.metrics import bytes_copied, dynamic_bytes_copied  # noqa: E402
+from egraph_tiles.cost.metrics import bytes_copied, dynamic_bytes_copied  # noqa: E402
 from dslkit import kernel
 
 SIZE = 30

@@ -217,7 +217,7 @@ def test_egglog_panic_becomes_value_error_naming_the_function(monkeypatch):
 
 
 def test_iteration_limit_stops_the_term_rules_and_is_reported():
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
     from egraph_tiles.egraph.schedule import Limits
     from egraph_tiles.passes import Options
 
@@ -231,7 +231,7 @@ def test_iteration_limit_stops_the_term_rules_and_is_reported():
 
 
 def test_iteration_limit_still_proves_views_over_the_terms_made():
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
     from egraph_tiles.egraph.schedule import Limits
     from egraph_tiles.passes import Options
 

@@ -46,7 +46,7 @@ lhs_slice_left: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(lhs_slic
 def test_node_and_time_limits_are_reported_and_keep_only_views_proven_without_limits(limits):
     from pathlib import Path
 
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
     from egraph_tiles.egraph.schedule import Limits
     from egraph_tiles.passes import Options
 

@@ -67,7 +67,7 @@ y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, w)
 
 def test_without_a_report_the_decoder_records_no_decisions_and_rebuilds_the_same_body(monkeypatch):
     # a copy, a view, a folded extract and a dropped slice: only the report reads the decisions
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
     from egraph_tiles.passes import canonicalize
 
     text = kernel(X, T + """
@@ -97,7 +97,7 @@ f: pl.Tile[[4, 8], pl.FP32, pl.Mem.Mat] = pl.tile.extract(e, 1, 2, shape=[4, 8],
 
 def test_a_use_kept_as_a_view_leaves_the_slice_and_its_consumer_as_the_same_objects():
     # (a view of the slice itself: nothing is rebuilt for it, with or without a report)
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
 
     prog = et.parse_program(kernel(X, T + """
 v: pl.Tile[[8, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [8, 64], [8, 0])

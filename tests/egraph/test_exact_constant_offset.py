@@ -7,7 +7,9 @@ from __future__ import annotations
 import egraph_tiles as et
 from canon_helpers import assert_canonicalizes
 from dslkit import kernel
-from egraph_tiles.sim.rulecheck import Checker, _rules_of, collect, parse_sexps
+from egraph_tiles.rulecheck.check import Checker
+from egraph_tiles.rulecheck.collect import _rules_of, collect
+from egraph_tiles.egraph.sexp import parse_sexps
 
 X = "x: pl.Tensor[[16, 12], pl.FP32]"
 LOAD = """

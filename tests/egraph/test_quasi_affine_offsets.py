@@ -11,7 +11,9 @@ import pytest
 import egraph_tiles as et
 from canon_helpers import assert_canonicalizes
 from dslkit import kernel
-from egraph_tiles.sim.rulecheck import Checker, _rules_of, collect, parse_sexps
+from egraph_tiles.rulecheck.check import Checker
+from egraph_tiles.rulecheck.collect import _rules_of, collect
+from egraph_tiles.egraph.sexp import parse_sexps
 
 X = "x: pl.Tensor[[16, 64], pl.FP32], c0: pl.Scalar[pl.INDEX]"
 T = """

@@ -7,9 +7,9 @@ import pytest
 
 import egraph_tiles as et
 from dslkit import kernel
-from egraph_tiles.egraph.loops import CostModel, dynamic_copy_bytes
+from egraph_tiles.cost.loops import CostModel, dynamic_copy_bytes
 from egraph_tiles.ir.copies import copies, static_copy_bytes
-from egraph_tiles.metrics import bytes_copied, extract_statements, program_dynamic_bytes
+from egraph_tiles.cost.metrics import bytes_copied, extract_statements, program_dynamic_bytes
 
 X = "x: pl.Tensor[[16, 64], pl.FP32]"
 T = """

@@ -268,7 +268,7 @@ z: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(c_ext, 0.5)
 
 
 def test_explain_shows_the_arithmetic_of_a_view_of_the_parent_copy():
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
 
     rep = Report()
     et.canonicalize_tile_slice(et.parse_program(kernel(X128, P8 + """
@@ -337,7 +337,7 @@ y: pl.Tile[{shape}, pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(w, gh)
 
 
 def test_explain_shows_the_alignment_arithmetic():
-    from egraph_tiles.egraph.report import Report
+    from egraph_tiles.report.report import Report
 
     rep = Report()
     et.canonicalize_tile_slice(et.parse_program(SEED_KERNELS["unaligned_column_before"]), report=rep)

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import egraph_tiles as et
 from canon_helpers import assert_canonicalizes, kernel
-from egraph_tiles.egraph.ilp import ILPExtractor
-from egraph_tiles.egraph.loops import CostModel, Weights, milli
+from egraph_tiles.cost.ilp import ILPExtractor
+from egraph_tiles.cost.loops import CostModel, Weights, milli
 from egraph_tiles.ir.effects import function_effects
 from egraph_tiles.passes import Options
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 import egraph_tiles as et
-from egraph_tiles.egraph import loops
+from egraph_tiles.cost import loops
 from egraph_tiles.sim.soundness import unsound_because
 from simkit import assert_optimized_matches_ideal, inputs_for
 from strategies import LOOP_OFFSETS, LOOP_WRITES, loop_window_texts

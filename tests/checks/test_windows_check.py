@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import pytest
 
 from egraph_tiles.dsl import parse_program
-from egraph_tiles.egraph import windows as win
-from egraph_tiles.egraph.windows import check_acc_windows
+from egraph_tiles.checks import windows as win
+from egraph_tiles.checks.windows import check_acc_windows
 from egraph_tiles.ir.stmts import AssignStmt, ForStmt, walk
 
 import dslkit

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from egraph_tiles.sim.rulecheck import Checker, _rules_of, collect, parse_sexps, window_completeness
+from egraph_tiles.rulecheck.check import Checker, window_completeness
+from egraph_tiles.rulecheck.collect import _rules_of, collect
+from egraph_tiles.egraph.sexp import parse_sexps
 
 RULES, SIGS = collect()
 BY_NAME = {(r.module, r.name): r for r in RULES}
@@ -93,7 +95,7 @@ def test_nki_integers_are_the_tile_idx_sort() -> None:
 
     from egraph_tiles.rules import sorts
     from egraph_tiles.rules.arith import Num, var
-    from egraph_tiles.sim.rulecheck import Signatures
+    from egraph_tiles.rulecheck.collect import Signatures
 
     eg = EGraph(save_egglog_string=True)
     eg.register(Num(1) + var("i") * Num(2) - var("j"))
@@ -124,7 +126,7 @@ def test_tile_offset_rules_fold_nki_built_terms() -> None:
 
 def test_rules_serving_several_clients_are_checked_once() -> None:
     # the tile pass and the Acc windows both compose offsets / multiples: one check per rule
-    from egraph_tiles.sim.rulecheck import clients
+    from egraph_tiles.rulecheck.check import clients
 
     used = clients()
     assert used["offsets"] == used["multiples"] == "tile pass, Acc windows"

@@ -1,7 +1,7 @@
 """The bytes-copied metric: inserted extract bytes, each statement position once."""
 
 import egraph_tiles as et
-from egraph_tiles.metrics import bytes_copied, extract_statements
+from egraph_tiles.cost.metrics import bytes_copied, extract_statements
 from dslkit import kernel
 
 BEFORE = kernel("x: pl.Tensor[[16, 64], pl.BF16]", """

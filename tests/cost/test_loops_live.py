@@ -1,4 +1,4 @@
-"""The capacity check of hoisting (``egraph.loops``) counts the bytes live at the loop nest's
+"""The capacity check of hoisting (``cost.loops``) counts the bytes live at the loop nest's
 peak: a tile occupies its buffer from its definition through its last read, so one read only
 before the loop is not counted, one read after the loop is, and so is a temporary of the body
 (the refusal names the live bytes).  Each buffer counts: a loop's initializer and the value
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import egraph_tiles as et
 from dslkit import kernel
-from egraph_tiles.egraph.loops import CostModel
+from egraph_tiles.cost.loops import CostModel
 from egraph_tiles.passes import Options
 
 X = "x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]"

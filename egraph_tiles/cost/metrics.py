@@ -9,7 +9,7 @@ Convention (used by every benchmark strategy alike):
   not multiplied by the trip count, and both arms of an ``if`` count.
 * **Dynamic bytes** (what the extractor optimises): each copy × the executions of its place
   — the trip counts of its enclosing loops (a default for symbolic bounds) and a default
-  probability per ``if`` arm (``egraph.loops.CostModel``).
+  probability per ``if`` arm (``cost.loops.CostModel``).
 * **bytes copied** of ``output`` relative to ``input`` is the difference of the two
   programs' totals over InCore functions: copies the input already had (e.g. K-loop
   extracts a Mat slice is folded into, a ``tile.move`` into Left) cancel out, so only copies a
@@ -18,9 +18,9 @@ Convention (used by every benchmark strategy alike):
 
 from __future__ import annotations
 
-from .egraph.loops import CostModel, dynamic_copy_bytes
-from .ir import AssignStmt, Call, Function, Program, walk
-from .ir.copies import copies, static_copy_bytes
+from .loops import CostModel, dynamic_copy_bytes
+from ..ir import AssignStmt, Call, Function, Program, walk
+from ..ir.copies import copies, static_copy_bytes
 
 
 def _incore(prog: Program) -> list[Function]:
@@ -39,7 +39,7 @@ def program_copy_bytes(prog: Program) -> int:
 
 def program_dynamic_bytes(prog: Program, model: CostModel | None = None) -> int:
     """Bytes moved per call by all copies, each × the executions of its place (trip counts
-    of the enclosing loops, ``if`` arm probability; see ``egraph.loops.CostModel``)."""
+    of the enclosing loops, ``if`` arm probability; see ``cost.loops.CostModel``)."""
     m = model or CostModel()
     return sum(dynamic_copy_bytes(fn, m, strict=True) for fn in _incore(prog))
 

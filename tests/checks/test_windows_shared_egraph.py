@@ -11,7 +11,7 @@ import pytest
 
 import egraph_tiles as et
 from egraph_tiles.egraph import schedule
-from egraph_tiles.egraph import windows as win
+from egraph_tiles.checks import windows as win
 from egraph_tiles.egraph.bindings import eb
 from egraph_tiles.egraph.encode import encode_function
 from egraph_tiles.egraph.sexp import parse_sexps

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .bindings import eb as bindings
+from ..egraph.bindings import eb as bindings
 
 from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect,
                           trailing_yield)
@@ -26,8 +26,8 @@ from ..ir.ops import OpTypeError, Storage, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, Program, Span, Stmt, WhileStmt
 from ..ir.types import MemorySpace, ScalarType, TileType
 from ..rules import windows as rules
-from .calls import PREFIX, callee_name, param_uses, returned_param
-from .schedule import SPAN, core_schedule, egglog_errors, load_tables, new_egraph, release
+from ..egraph.calls import PREFIX, callee_name, param_uses, returned_param
+from ..egraph.schedule import SPAN, core_schedule, egglog_errors, load_tables, new_egraph, release
 
 _ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these

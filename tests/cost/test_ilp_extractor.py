@@ -2,7 +2,7 @@
 
 import math
 
-from egraph_tiles.egraph.ilp import ENode, SerializedEGraph, dag_cost, greedy, ilp
+from egraph_tiles.cost.ilp import ENode, SerializedEGraph, dag_cost, greedy, ilp
 from dslkit import kernel
 
 
@@ -95,7 +95,7 @@ return out
 
 def test_ilp_extractor_plugs_into_the_engine_and_agrees_with_greedy_on_a_shared_copy():
     import egraph_tiles as et
-    from egraph_tiles.egraph.ilp import ILPExtractor
+    from egraph_tiles.cost.ilp import ILPExtractor
     from egraph_tiles.passes.canonicalize import Options
 
     prog = et.parse_program(SHARED_HEAD)
@@ -109,7 +109,7 @@ def test_ilp_extractor_plugs_into_the_engine_and_agrees_with_greedy_on_a_shared_
 
 
 def test_constructor_costs_are_read_from_datatype_and_constructor_declarations():
-    from egraph_tiles.egraph.ilp import parse_constructor_costs
+    from egraph_tiles.cost.ilp import parse_constructor_costs
 
     costs = parse_constructor_costs(
         "(datatype Tile (Leaf String) (Win Tile i64 :cost 1000) (Use Tile :unextractable))\n"

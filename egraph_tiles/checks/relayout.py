@@ -14,7 +14,7 @@ such a view.  :func:`check_relayouts` raises the first violation in program orde
 
 from __future__ import annotations
 
-from .bindings import eb
+from ..egraph.bindings import eb
 
 from egraph_tiles.rules.checks import RELAYOUT, RELAYOUT_VIOLATION, WINDOW_VIEW_VIOLATION
 
@@ -24,7 +24,7 @@ from ..ir.effects import (Edge, Effects, Share, call_of, call_operands, function
 from ..ir.exprs import Call, Var, VarRef, const_int
 from ..ir.stmts import AssignStmt, Function, IfStmt, ReturnStmt, Stmt
 from ..ir.types import MemorySpace, TileType
-from .schedule import SPAN, egglog_errors, load_tables, prepared, release
+from ..egraph.schedule import SPAN, egglog_errors, load_tables, prepared, release
 
 Rows = dict[str, list[tuple]]
 #: storage edges along which a value keeps its bytes and their order (a view's operand is not a

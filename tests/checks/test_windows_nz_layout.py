@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from egraph_tiles.egraph.windows import run_rules
+from egraph_tiles.checks.windows import run_rules
 
 SIZES = (16, 32, 48)
 

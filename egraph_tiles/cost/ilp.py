@@ -37,7 +37,7 @@ import numpy as np
 
 import egraph_tiles.rules as rules_package
 
-from .extract import RootTree, root_terms
+from ..egraph.extract import RootTree, root_terms
 
 NodeId = str
 ClassId = str

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .bindings import eb
+from ..egraph.bindings import eb
 
 from ..ir import ops
 from ..ir.effects import call_of, callee_name
@@ -19,11 +19,11 @@ from ..ir.exprs import BinOp, Expr, const_int, const_shape
 from ..ir.format import format_expr
 from ..ir.target import ALIGN_BITS, CAP
 from ..ir.types import MemorySpace, TileType
-from .decode import Decision
-from .encode import ExtSite, UseSite, Window
-from .loops import window_bytes
+from ..egraph.decode import Decision
+from ..egraph.encode import ExtSite, UseSite, Window
+from ..cost.loops import window_bytes
 from .report import SliceDecision
-from .schedule import class_of
+from ..egraph.schedule import class_of
 
 
 #: (module constants: an enum member looked up on its class is slow, and these run per decision)

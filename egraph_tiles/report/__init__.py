@@ -1,0 +1,2 @@
+"""What the pass decided and why: per-use explanations (``explain``) and the report behind
+``--explain`` / ``--json`` (``report``)."""
