@@ -1,7 +1,7 @@
 """Checks on slices the pass does not rewrite: a violation is a fact the driver turns into a
 ``ValueError`` naming the statement.
 
-Seed / issue 4 item 7: a ``tile.slice`` with ``valid_shape`` / ``drop_dims`` is not a window the
+Seed: a ``tile.slice`` with ``valid_shape`` / ``drop_dims`` is not a window the
 pass canonicalizes, but its lazy materialization by a ``tile.col_expand_*`` consumer is the same
 textract as for any slice: with a dynamic offset the address falls back to the source base
 (#1640), and a non-contiguous window is densely repacked over its own source (#2010).  Either
@@ -27,7 +27,7 @@ whose value is written.  ``ViewProven`` (0 once written, 1 once an ordinary-oper
 window is proven, merge = max) is read by ``checks`` only after saturation: a written Vec window
 without a proven view is a ``WriteViolation`` (reject, never accept).
 
-Unclassified ops (issue 15 item 4): an op whose writes the registry does not know (unregistered,
+Unclassified ops: an op whose writes the registry does not know (unregistered,
 or registered without a memory effect) is not assumed read-only.  The encoder states each of its
 tile operands as ``(MayWriteRow n t)``; the ``written`` ruleset carries ``(MayWrittenBy tile n)``
 back through views, aliases and carries like a registered write, and ``checks`` turns a Vec
@@ -111,7 +111,7 @@ RULES = f"""
 (rule ((ScalarWrittenBy d n) (ViewOf d s)) ((ScalarWrittenBy s n))
       :ruleset written :name "scalar-written-through-view")
 
-; Issue 15 item 4: an op the registry cannot classify may write any tile operand.  A window it
+; An op the registry cannot classify may write any tile operand.  A window it
 ; reaches (directly, or through a view / alias / carry, as for a registered write) can be neither
 ; copied (a copy could swallow the write) nor used as an unaligned view (#1789): it stays only as
 ; a proven aligned view; otherwise a violation naming the op
@@ -126,7 +126,7 @@ RULES = f"""
       ((UnclassifiedViolation k n) (WindowUnclassifiedViolation k))
       :ruleset checks :name "unclassified-operand-violation")
 
-; Issue 15 item 5: a window passed to a program function (``self.f(w)``, context CALL).  The
+; A window passed to a program function (``self.f(w)``, context CALL).  The
 ; callee is analysed on its own and takes its tile parameters for dense, 32-byte-aligned tiles of
 ; their own (rules.windows ``w-root-param``; the engine's leaf facts), so when what it does with
 ; the tile needs both (egraph.calls: windows taken of it, an opaque use, or a col_expand use with a
@@ -210,7 +210,7 @@ LOAD = f"""
       :ruleset checks :name "mat-window-to-matmul-callee-violation")
 """
 
-# Issue 15 (Acc reshapes): the registry declares which views lay their operand's bytes out afresh
+# Acc reshapes: the registry declares which views lay their operand's bytes out afresh
 # (``OpDef.relayouts``): a shape-changing ``tile.reshape`` (or ``reinterpret_view``) of an Acc
 # (L0C) tile keeps the bytes
 # (on the device an alias of the same buffer) but reads them as the 16x16 NZ blocks of the new

@@ -1,4 +1,4 @@
-"""Loop-aware placement: dynamic copy costs and hoisting loop-invariant copies (issue 16).
+"""Loop-aware placement: dynamic copy costs and hoisting loop-invariant copies.
 
 A copy inside a loop runs on every iteration.  The encoder (``cost.loops``) states, from the
 memory effects of ``ir.effects``, where each use sits and what one execution there weighs:

@@ -8,7 +8,7 @@ a block boundary only when its column offset is a multiple of 16.  The MAD write
 compactly with no destination stride, so any other window used as an accumulator is a silent
 miscompute, and there is no repair: it is rejected.
 
-Beyond the seed (issue 15), every accumulator window must be *proven* contiguous, on every path:
+Beyond the seed, every accumulator window must be *proven* contiguous, on every path:
 
 * **may-name** — a value may name several windows: an ``if`` whose arms yield different windows,
   a loop whose yield names another window than its initializer (the back edge, unless the loop
@@ -173,7 +173,7 @@ RULES = """
 ; ---- offsets are ``Idx`` terms: constant folding (so chained slices accumulate a constant column
 ; offset; seed: "chained slices are peeled, offsets accumulated") is ``rules.offsets``, and their
 ; known multiples (seed: "Dynamic offsets are also kept zero-copy when scalar SSA arithmetic proves
-; that their known multiple ..."; issue 15: a dynamic accumulator offset is accepted only when its
+; that their known multiple ..."; a dynamic accumulator offset is accepted only when its
 ; known multiple proves the window cannot cross a block) are ``rules.multiples`` (``Mult``; a
 ; ``pl.range`` variable's through the ``LoopVar`` facts the encoder states) — both composed into
 ; this program by ``SCHEDULE``, not written again here.
@@ -185,7 +185,7 @@ RULES = """
 (rule ((w_ext v e) (w_extent2 e r c))
       ((w_dims2 v r c)) :ruleset windows :name "w-dims2")
 ; the parent the verdict is read from: an Acc tile with constant rows.  The NZ blocks are 16 x 16
-; *elements* for every element width, so any dtype qualifies (issue 15; the seed only treated
+; *elements* for every element width, so any dtype qualifies (the seed only treated
 ; 4-byte accumulators).  A 2-D parent's rows are dimension 0; a 3-D (batch) parent keeps each
 ; page as an NZ tile of its own, so a window of one page is judged against the page's rows
 ; (dimension 1): either way the rows are dimension rank - 2 and the columns dimension rank - 1.
@@ -217,7 +217,7 @@ RULES = """
 (rule ((w_ident v src) (w_root src)) ((w_root v)) :ruleset windows :name "w-root-ident")
 ; the merges of a loop result (its initializer, zero trips, and its yield) and of an if result
 ; (both arms), only between equal extents — joined once per merge, so the rules below follow a
-; merge by its values instead of joining every value of one extent (issue 13)
+; merge by its values instead of joining every value of one extent
 (rule ((w_loop_ret L k ret) (w_iter L k ia init) (w_yield L k y)
        (w_ext ret e) (w_ext init e) (w_ext y e))
       ((w_merge ret init y)) :ruleset windows :name "w-merge-loop-ret")
@@ -255,7 +255,7 @@ RULES = """
 (rule ((w_bounds L (Lit a) (Lit b) (Lit st)) (> st 0) (>= (+ a st) b))
       ((set (w_le1 L) 1)) :ruleset windows :name "w-runs-at-most-once")
 
-; ---- may-name (issue 15): every window a value may name, with the first branch point on the
+; ---- may-name: every window a value may name, with the first branch point on the
 ; path.  Only windows of an Acc parent are followed (the only ones judged).  Read after the
 ; ``windows`` stratum: ``(= 0 (w_ge1 L))`` means "no proof that L runs at least once".
 (rule ((w_names v p r c) (w_acc_parent p pr)) ((w_may v p r c -1))
@@ -277,7 +277,7 @@ RULES = """
 ; (``4*L+2``) — unless the loop provably runs at most once (seed: "a single-trip loop never takes
 ; its back edge").  Each edge only between equal extents, the extents joined once per edge in the
 ; ``windows`` stratum, so the may-name rules follow an edge by its source value instead of joining
-; every value of one extent each round (issue 13: that join made the check superlinear).  The
+; every value of one extent each round (that join made the check superlinear).  The
 ; branches that hold whatever the trip count are stated there (only the may-name rules read
 ; ``w_branch``, after that stratum); the two that depend on it are kept as ``w_zero_trip_arm`` /
 ; ``w_back_arm`` and become branches here, after the ``windows`` stratum fixed the trip counts.
@@ -421,7 +421,7 @@ def _own_names(text: str) -> str:
 #: column), each row led by its logical table's tag; a rule reading logical table ``T`` reads
 #: ``(w_in_ii tag a b)`` (:func:`_tagged`).  One ``input`` per relation instead of one per table
 #: (~30 µs each: 5 instead of 13 at 1,000 statements), and 15 tables fewer for every push / pop of
-#: the prepared e-graph to copy (issue 13).  Rows are not padded to one wider relation: at 50,000
+#: the prepared e-graph to copy.  Rows are not padded to one wider relation: at 50,000
 #: statements the wider rows cost more to format and read than the inputs saved.
 def _relations(text: str) -> dict[str, str]:
     """The relations ``text`` declares, with their column types (``"i64 String"``)."""

@@ -25,13 +25,13 @@ a store of ``x_vec`` so a corrupted or lost write is observable. Every window is
 every trip. The generator itself is
 :mod:`egraph_tiles.dsl.generate` (also used by the parse benchmark).
 
-Issue 15's boundary shapes have strategies of their own: :func:`acc_reshape_cases` (a reshape of
+The boundary shapes have strategies of their own: :func:`acc_reshape_cases` (a reshape of
 an Acc tile, to its own shape or another, accumulated into, read or unused) and
 :func:`mat_call_cases` (a Mat window passed to a program function that uses it as a matmul
 operand, and the accepted neighbours); each returns ``(program, inputs, scalars, domain)`` for
 the soundness judge.
 
-Issue 26's routes have :func:`route_cases`: one window reaching its consumer through a call
+The routes have :func:`route_cases`: one window reaching its consumer through a call
 result, a tuple element, a callee's write, a view of a view, a loop carry, an if-merge, the keyword
 spelling, past an early exit or a zero-trip loop, or in a loop whose body's temporaries fill Vec
 (:data:`ROUTES`, consumers in :data:`ROUTE_KINDS`); it returns ``(program, inputs, scalars,
@@ -177,7 +177,7 @@ def loop_window_texts(draw, with_shape: bool = False):
     return (text, tags) if with_shape else text
 
 
-# ------------------------------------------------------------------ issue 15: Acc reshapes, Mat callees
+# ------------------------------------------------------------------ Acc reshapes, Mat callees
 
 #: a kernel with a ``[m, n]`` accumulator ``acc`` (a matmul, or a matmul_acc into one) and Left /
 #: Right operands ``lw`` / ``rw`` whose product is ``[R, C]`` (the reshape's shape)
@@ -405,7 +405,7 @@ def window_reshape_cases(draw, with_shape: bool = False):
     return (*case, (route, dense, aligned)) if with_shape else case
 
 
-# ------------------------------------------------------------------ issue 26: every route a window travels
+# ------------------------------------------------------------------ every route a window travels
 
 #: the routes by which a window reaches its consumer (or a copy of it reaches past its source's
 #: writes, exits and loops); the coverage test asserts each is drawn

@@ -31,7 +31,7 @@ from ..egraph.schedule import SPAN, core_schedule, egglog_errors, load_tables, n
 
 _ARITH = {"+": "IdxAddRow", "-": "IdxSubRow", "*": "IdxMulRow"}
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
-# are read per storage edge or value (issue 13)
+# are read per storage edge or value
 _ALIAS, _LOOP_INIT, _LOOP_BACK = Share.ALIAS, Share.LOOP_INIT, Share.LOOP_BACK
 _LOOP_RESULT, _IF_RESULT, _SLICE = Share.LOOP_RESULT, Share.IF_RESULT, Share.SLICE
 _CALL = Share.CALL
@@ -168,7 +168,7 @@ class _Encoding:
         eff = op_effect(name)
         if eff is None and self.program is not None and callee_name(name) is not None:
             # a program function accumulating into its parameter k: a write-back operand, as
-            # if inlined (issue 15; egraph.calls)
+            # if inlined (egraph.calls)
             for k in range(len(self.program.function(callee_name(name)).params)):
                 if "acc" in param_uses(self.program, name, k):
                     facts.append(("w_reuses", k))

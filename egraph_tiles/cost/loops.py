@@ -1,4 +1,4 @@
-"""Loop-aware extraction (issue 16): the dynamic cost model and the hoisting facts.
+"""Loop-aware extraction: the dynamic cost model and the hoisting facts.
 
 * **Dynamic cost.**  A statement runs once per execution of its enclosing blocks: the product of
   the trip counts of its enclosing loops (a ``for`` with constant bounds: exact; any other loop:
@@ -73,7 +73,7 @@ class Weights:
     exact, an int unless an ``if`` arm's probability leaves a fraction (ints keep the arithmetic
     cheap).  Read from the statement's block path (``Point.path``: the weight of each block once,
     from the compound statement owning it, ``Effects.blocks``), not by a walk over every
-    statement (issue 13)."""
+    statement."""
 
     def __init__(self, fx: Effects, model: CostModel) -> None:
         self.fx, self.model, self.arm = fx, model, Fraction(model.if_probability)

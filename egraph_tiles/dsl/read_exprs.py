@@ -26,7 +26,7 @@ class ExprReader(TypeReader):
         self.stale: dict[str, int] = {}
         #: one instance per distinct integer literal / pl.* constant / op name read: a long
         #: kernel repeats the same few thousands times (IR nodes are immutable and compare by
-        #: value, so sharing them changes nothing but the memory; issue 13)
+        #: value, so sharing them changes nothing but the memory)
         self.shared: dict[object, object] = {}
 
     def shared_type(self, t: Type | None) -> Type | None:

@@ -1,4 +1,4 @@
-"""Windows crossing function boundaries (issue 15 item 5): a per-parameter summary of how a
+"""Windows crossing function boundaries: a per-parameter summary of how a
 program function uses a tile it receives, so a call site is checked as if the callee were inlined.
 
 A callee analysed on its own takes every tile parameter for a fresh, dense, 32-byte-aligned tile

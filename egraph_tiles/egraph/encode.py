@@ -33,7 +33,7 @@ _UNKNOWN = object()
 _IDX_ROWS = {op: idx_table(op) for op in IDX_OPS}
 
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
-# are read per statement, operand or storage edge (issue 13)
+# are read per statement, operand or storage edge
 _ORD, _COLX = ops.Role.ORD, ops.Role.COLX
 _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
@@ -247,8 +247,8 @@ def _by_stmt(items: list) -> dict[Stmt, list]:
 
 
 def _stated(fx: Effects) -> tuple[list[Edge], list[Write]]:
-    """The storage edges and writes of ``fx`` :class:`Encoder` states anything about (issue 13:
-    a store's write and edge are into a tensor).  A slice is a window and an alias a use, never
+    """The storage edges and writes of ``fx`` :class:`Encoder` states anything about
+    (a store's write and edge are into a tensor).  A slice is a window and an alias a use, never
     a storage edge here; an edge whose ends are not both tiles, or a write of a non-tile, is
     stated as nothing (:meth:`Encoder.edge`, :meth:`Encoder.effects`) — but a view edge still
     carries a valid_shape / drop_dims slice to its result (``Encoder._raw_view``)."""
@@ -300,7 +300,7 @@ class Encoder(StmtVisitor):
         #: carry a slice defined after the use): (table, use number, raw slice var), in order
         self._raw_pending: list[tuple[str, int, Var]] = []
         #: op name -> :meth:`call_kind`; (op, operand) -> :meth:`callee_uses`; op name ->
-        #: :meth:`returned_param`; (op, operand) -> :meth:`context` (issue 13: read once per op,
+        #: :meth:`returned_param`; (op, operand) -> :meth:`context` (read once per op,
         #: not once per call)
         self._kinds: dict[str, tuple[bool, bool, bool]] = {}
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
@@ -342,7 +342,7 @@ class Encoder(StmtVisitor):
         (``rules.layout`` gives the window its base's memory, bits, pitch and address;
         ``rules.legality`` / ``rules.checks`` match ``(Win (Leaf s) ...)``), and only a
         window's base is part of an extracted term.  Any other leaf — the other end of a
-        storage edge, a written tile — stays its bare number ``(NT k)`` (issue 13: two thirds
+        storage edge, a written tile — stays its bare number ``(NT k)`` (two thirds
         of the leaves at 1,000 statements, with their derived layout facts)."""
         rows, leaves, leaf_rows = self._rows, self.enc.leaves, self._leaf_rows
         for k in sorted(self._bases):  # (in number order; a base may be a window)
@@ -454,7 +454,7 @@ class Encoder(StmtVisitor):
         """What a leaf of type ``t`` states: its memory (``?`` unknown), storage bits, row pitch
         (the extent of dim 1 of a 2-d tile, and as an int when constant) and buffer start
         (``_FRESH`` a fresh buffer, a byte-offset index expression, or None: unknown).  Read once
-        per type object (kept in ``_types``: values of one shape share theirs, issue 13)."""
+        per type object (kept in ``_types``: values of one shape share theirs)."""
         if not isinstance(t, TileType):
             facts: tuple[str, int, Expr | None, int | None, object] = ("?", 0, None, None, None)
         else:
@@ -644,7 +644,7 @@ class Encoder(StmtVisitor):
     def call_kind(self, op: str) -> tuple[bool, bool, bool]:
         """Whether a call of ``op`` calls a program function; whether its operands are checked
         as vector uses (a VECTOR-family op, or one the registry cannot classify); whether the
-        registry cannot classify it.  Read once per op name (issue 13)."""
+        registry cannot classify it.  Read once per op name."""
         kind = self._kinds.get(op)
         if kind is None:
             d = ops.lookup(op)
@@ -682,7 +682,7 @@ class Encoder(StmtVisitor):
             # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
             self.raw_vec_uses(stmt, call)
             if unclassified:
-                # ... and may materialize it as a col_expand op does (issue 15)
+                # ... and may materialize it as a col_expand op does
                 self.raw_colx_uses(stmt, call)
         if stmt in self._effects_at:
             self.effects(stmt)
@@ -962,7 +962,7 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
     tile some written tile (``WriteRow`` / ``MayWriteRow``) reaches through edges.  The only
     rules reading an edge carry a write from ``d`` to ``s`` (``rules.checks``
     ``written-through-view`` and its may-write twin), so no rule can fire on any other edge
-    (issue 13: two thirds of them at 1,000 statements).  The rules see e-classes, not numbers: a
+    (two thirds of them at 1,000 statements).  The rules see e-classes, not numbers: a
     leaf's class holds no other tile, a window's may hold other windows (equal ``Win`` terms,
     also after peeling or equal offsets), all of its shape — so reaching a window reaches every
     window of its shape."""

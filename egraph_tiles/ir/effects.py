@@ -134,14 +134,14 @@ class Share(Enum):
 
 
 #: (module constants for the kinds the walk records per statement: an enum member looked up on
-#: its class costs ~0.15 us, issue 13)
+#: its class costs ~0.15 us)
 _ALIAS, _WRITEBACK, _LOOP_INIT, _LOOP_BACK, _LOOP_RESULT, _IF_RESULT = (
     Share.ALIAS, Share.WRITEBACK, Share.LOOP_INIT, Share.LOOP_BACK, Share.LOOP_RESULT,
     Share.IF_RESULT)
 
 
 #: (Edge and Write are not ``frozen``: a frozen dataclass's constructor costs three times as much,
-#: one per statement or more; nothing assigns their fields after construction, issue 13)
+#: one per statement or more; nothing assigns their fields after construction)
 @dataclass(eq=False, slots=True)
 class Edge:
     kind: Share
@@ -306,7 +306,7 @@ class Effects:
         return any(not w.opaque and isinstance(w.var.type, TileType) for w in self.writes)
 
 
-#: a Point without NamedTuple's keyword-argument constructor (one per statement, issue 13)
+#: a Point without NamedTuple's keyword-argument constructor (one per statement)
 _new_point = tuple.__new__
 #: :meth:`_Builder.op_info` of an op that neither writes an operand nor views one
 _INERT = (False, None, None)
@@ -315,7 +315,7 @@ _INERT = (False, None, None)
 class _Builder:
     def __init__(self, summaries: Summaries | None = None) -> None:
         self.fx = Effects()
-        #: op name -> :meth:`op_info`, read once per op name rather than once per call (issue 13)
+        #: op name -> :meth:`op_info`, read once per op name rather than once per call
         self._ops: dict[str, tuple[bool, int | None, Share | None]] = {}
         #: the program's call summaries (None: a function read alone, every call opaque)
         self.summaries = summaries

@@ -1,4 +1,4 @@
-"""benchmarks/bench_nki.py (issue 7's 1,000-instruction benchmark) runs, reports both cache
+"""benchmarks/bench_nki.py (the 1,000-instruction benchmark) runs, reports both cache
 settings, and the combine cache never changes what is inferred (timings are not asserted)."""
 
 import re

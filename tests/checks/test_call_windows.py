@@ -1,4 +1,4 @@
-"""Windows crossing function boundaries (issue 15 item 5): a window passed to an InCore function
+"""Windows crossing function boundaries: a window passed to an InCore function
 is checked as if the callee were inlined.  What the callee does with the tile (egraph.calls)
 decides the call operand's use: a col_expand use needs an identity copy, a vector use an aligned
 address, windows taken of it a dense aligned tile; otherwise the caller copies the window before

@@ -1,5 +1,5 @@
 """valid_shape / drop_dims slices reaching a col_expand op through a view, or reaching an opaque
-call (issue 15 item 3): checked like the direct uses — a col_expand materialization must be an
+call: checked like the direct uses — a col_expand materialization must be an
 identity copy (#1640 / #2010), and an opaque call may do either that or a vector op, so its
 operand must also be proven 32-byte aligned (#1789).  Each rejection is confirmed on the hardware
 model."""

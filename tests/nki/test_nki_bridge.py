@@ -1,4 +1,4 @@
-"""Issue 7 item 8: NKI-style subscripts on tiles lower to canonical tile.slice (the DSL bridge).
+"""NKI-style subscripts on tiles lower to canonical tile.slice (the DSL bridge).
 
 Each form is checked by structural equality with its explicit ``pl.tile.slice`` spelling;
 errors by message and location; and end to end through ``et.optimize``, so the slice

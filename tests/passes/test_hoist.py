@@ -1,4 +1,4 @@
-"""Loop-aware extraction (issue 16): copies are priced by bytes × executions, and a copy of a
+"""Loop-aware extraction: copies are priced by bytes × executions, and a copy of a
 loop-invariant window is made once before the loop when nothing in the loop writes its source."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The simulators on the routes a window can travel (issue 26): a program function's result and
+"""The simulators on the routes a window can travel: a program function's result and
 the elements of a tuple it returns alias its arguments, a callee writes through a slice of its
 parameter, a copy made before a write keeps the old values, a slice of a carried window keeps its
 source's pitch and lazy repack, and the hardware model's capacity check counts a loop body's

@@ -1,4 +1,4 @@
-"""End-to-end soundness of the shapes issue 15 items 3 and 5 close: a valid_shape / drop_dims
+"""End-to-end soundness of the boundary shapes: a valid_shape / drop_dims
 slice reaching col_expand through a view or reaching a program function, and a window (canonical
 or valid_shape) passed to a program function that col_expands it, reads it in a vector op,
 writes it in place, takes windows of it or passes it on.  ``hardware(optimize(p)) == ideal(p)``,

@@ -1,4 +1,4 @@
-"""End-to-end soundness of two issue 15 rejections: a shape-changing reshape of an Acc tile that
+"""End-to-end soundness of two rejections: a shape-changing reshape of an Acc tile that
 is read or written (``acc-reshape-use-violation``) and a Mat window passed to a program function
 that uses it as a matmul operand (``mat-window-to-matmul-callee-violation``); and of reshapes of
 Vec windows (copied unless dense and aligned; rejected when written through the reshape).  Over random

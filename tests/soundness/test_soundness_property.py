@@ -174,9 +174,9 @@ ROUTES = {
            "else:",
            "    y = pl.yield_(win)",
            "win2 = pl.tile.matmul_acc(y, a_w, b_w)"],
-    # issue 15: a program function accumulates into the window (checked as if inlined)
+    # a program function accumulates into the window (checked as if inlined)
     "call": ["win2 = self.accum(win, a_w, b_w)"],
-    # issue 15: the arms name different windows (may-name)
+    # the arms name different windows (may-name)
     "if-other": ["if flag > 0:",
                  "    " + OTHER,
                  "    y = pl.yield_(oth)",
@@ -242,7 +242,7 @@ def acc_window_cases(draw, with_shape: bool = False):
     dt = "FP16" if parent == "fp16" else "FP32"
     window = wkind
     domain: dict[str, list[int]] = {"flag": [-1, 0, 1, 2]}
-    # a dynamic column offset (issue 15): the scalar ``off``, or every value of a loop variable
+    # a dynamic column offset: the scalar ``off``, or every value of a loop variable
     offset = draw(st.sampled_from(["constant", "constant", "param", "loop-var"]))
     bad = _garbled(m, r, c, c0)
     c0_text: int | str = c0
@@ -366,7 +366,7 @@ def test_the_strategies_generate_every_window_and_check_shape() -> None:
         shapes |= g.shapes
     assert CHECK_SHAPES <= shapes, CHECK_SHAPES - shapes
 
-    # issue 15's boundary strategies: every route, with the verdict each shape must get (an Acc
+    # the boundary strategies: every route, with the verdict each shape must get (an Acc
     # reshape is rejected exactly when it changes the shape and is used; a Mat window exactly
     # when a callee uses it as a matmul operand), each verdict checked on a few programs
     reshapes: dict[tuple[str, bool], int] = {}

@@ -35,7 +35,7 @@ class Role(StrEnum):
     COLX = "colx"  # an operand of a Family.COL_EXPAND op (lazily materialized, #1640 / #2010)
     LEFT = "left"  # a matmul-family left operand (copied into Left)
     RIGHT = "right"  # a matmul-family right operand (copied into Right)
-    # a window passed to a program function (issue 15, egraph.calls): kept only when it is dense
+    # a window passed to a program function (egraph.calls): kept only when it is dense
     # (an identity copy) and aligned, else copied before the call
     CALL = "call"
     # ... that the function uses as a matmul operand: a Mat window is rejected (no Mat->Mat path)
