@@ -51,3 +51,17 @@ def test_a_checkout_imports_its_rules_without_an_install():
     out = subprocess.run([sys.executable, "-c", code, str(ROOT)], check=True,
                          capture_output=True, text=True, cwd=ROOT).stdout.strip()
     assert Path(out).resolve() == (ROOT / "rules" / "__init__.py").resolve()
+
+
+def test_non_editable_install_carries_every_package_module(tmp_path):
+    """Every module under ``egraph_tiles/`` (subpackages included) is in the wheel: a folder
+    missing from pyproject's package list would import from a checkout and fail once installed."""
+    modules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "egraph_tiles").rglob("*.py")
+                     if "rules" not in p.relative_to(ROOT).parts[1:2])
+    if _installed_from_source_tree():
+        shipped = _wheel_files(tmp_path)
+        missing = [m for m in modules if m not in shipped]
+    else:
+        installed = Path(egraph_tiles.__file__).parent.parent
+        missing = [m for m in modules if not (installed / m).is_file()]
+    assert not missing, f"modules not shipped: {missing}"
