@@ -365,7 +365,7 @@ class Encoder(CallUses, StmtVisitor):
         yield, the operand of a same-layout view such as ``set_validshape``, of a write-back or
         of a call whose result shares its storage: ``Storage.escapes``) into a value that
         later reaches a consumer the window itself would have met: a ``col_expand`` operand
-        materializes it lazily just the same, so it must stay an identity copy
+        materializes it lazily just the same (#1640 / #2010), so it must stay an identity copy
         and an aligned view or be copied here (``CALL``: dense and aligned); a matmul operand
         would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
         rejection); a reshape reads it from its first element as a dense tile (``DENSE``: dense

@@ -61,7 +61,7 @@ class CallUses:
             self.raw_call_uses(stmt, call)
             self.call_writes(stmt, call)
         elif vector and raw_view:  # (both state only operands that are such slices)
-            # an unclassified op gets a valid_shape / drop_dims slice as a view too ...
+            # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
             self.raw_vec_uses(stmt, call)
             if unclassified:
                 # ... and may materialize it as a col_expand op does
@@ -93,7 +93,8 @@ class CallUses:
 
     def raw_colx_uses(self, stmt: Stmt, call: Call, keys=None) -> None:
         """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
-        col_expand use ``(RawColxRow n k)``: its lazy materialization must be an identity copy."""
+        col_expand use ``(RawColxRow n k)``: its lazy materialization must be an identity copy
+        (#1640 / #2010)."""
         if not self._raw_kept:
             return
         for k, a in call_operands(call):

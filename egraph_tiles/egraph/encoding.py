@@ -70,7 +70,7 @@ class RawSliceUse:
     """An operand that is a ``tile.slice`` with valid_shape / drop_dims (not a window the pass
     rewrites; checked by ``rules.checks``): a col_expand operand (``Encoding.raw_colx``), or an
     operand of an ordinary vector op (registry family VECTOR), directly or through a view of it
-    such as set_validshape (``Encoding.raw_vec``: its address must be proven aligned)."""
+    such as set_validshape (``Encoding.raw_vec``: its address must be proven aligned, #1789)."""
 
     key: int
     slice_stmt: AssignStmt
