@@ -30,7 +30,7 @@ from ..ir.ops import Role, Storage
 from ..ir.target import CAPACITY, copy_bytes
 from ..ir.types import MemorySpace, TileType
 from ..ir.verify import windows_in_bounds
-from ..egraph.encode import Encoding, UseSite, Window
+from ..egraph.encoding import Encoding, UseSite, Window
 
 #: the target's on-chip capacities (``ir.target.CAPACITY``) by memory-space name
 DEFAULT_CAPACITY: dict[str, int] = {m.value: b for m, b in CAPACITY.items()}

@@ -27,7 +27,7 @@ through the result or may write the argument after the call (:func:`result_writt
 must stay the view itself.
 
 Everything here reads the program's call summaries and each function's effects once per program
-(``ir.effects.Summaries``).
+(``ir.summaries.Summaries``).
 
 Every kind is read from the op registry (families and ``reuses_arg``) and the memory effects
 (``ir.effects``); nothing names an op.
@@ -36,8 +36,8 @@ Every kind is read from the op registry (families and ``reuses_arg``) and the me
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import (PREFIX, Effects, Share, call_of, call_operands, call_summaries,
-                          callee_name, constant_window, whole_tile)
+from ..ir.effects import PREFIX, Effects, Share, call_of, call_operands, callee_name
+from ..ir.summaries import call_summaries, constant_window, whole_tile
 from ..ir.exprs import Call, TupleItem, Var, VarRef, free_vars
 from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk

@@ -19,7 +19,7 @@ from ..ir.stmts import AssignStmt, Function
 from ..ir.target import ALIGN_BYTES, aligned_step
 from ..ir.types import TileType
 from .calls import callee_name
-from .encode import Encoding, RawSliceUse, UseSite, Window
+from .encoding import Encoding, RawSliceUse, UseSite, Window
 from .schedule import SPAN, has_fact
 
 

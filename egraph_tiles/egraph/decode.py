@@ -35,7 +35,7 @@ from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, ReturnStmt, Spa
                         WhileStmt, YieldStmt)
 from ..ir.types import DType, MemorySpace, TileType
 from ..rules.sorts import IDX_OPS
-from .encode import Encoding, ExtSite, UseSite, Window
+from .encoding import Encoding, ExtSite, UseSite, Window
 from .extract import Term
 
 _SUFFIX = {"Vec": "ext", "Left": "left", "Right": "right"}

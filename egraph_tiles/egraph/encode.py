@@ -8,26 +8,27 @@ the rules in ``egraph_tiles.rules`` and the extractor.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from ..ir import ops
-from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands,
-                          function_effects, operand, operand_index)
+from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands, function_effects,
+                          operand)
 from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, TupleItem, Var, VarRef, const_int,
                         const_shape)
 from ..ir.mutator import StmtVisitor
 from ..ir.storage import Storage, storage_of
+from ..ir.summaries import call_summaries
 from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt, Stmt,
-                        WhileStmt, YieldStmt, child_bodies)
+                        WhileStmt, YieldStmt)
 from ..ir.types import MemorySpace, ScalarType, TileType, Type
 from ..rules.sorts import IDX_OPS, idx_table
-from .calls import (callee_name, param_uses, result_uses, result_written, returned_param,
-                    role_of, whole_source)
+from .calls import result_uses, result_written, role_of, whole_source
+from .encode_calls import CallUses
+from .encode_facts import (by_stmt, canonical_slice, constant_idx, mat_named, raw_origins,
+                           raw_slice_parts, stated, written_edges)
+from .encoding import Encoding, ExtSite, UseSite, Window, WriteSite
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
 _FRESH = object()
-#: a use context not read yet (:meth:`Encoder.context`; None is a context: no use)
-_UNKNOWN = object()
 
 #: the index operators with a term of their own, and its row table
 _IDX_ROWS = {op: idx_table(op) for op in IDX_OPS}
@@ -43,190 +44,10 @@ _DENSE_LIKE = frozenset((ops.Role.DENSE,))
 #: the use slots through which a window flows into another value (an alias is the window itself)
 _ESCAPES = frozenset(("init", "yield", "arg", "kwarg"))
 _CARRIES = frozenset(("init", "yield"))
-_VIEW, _SLICE, _ALIAS = Share.VIEW, Share.SLICE, Share.ALIAS
+_VIEW = Share.VIEW
 #: the storage edges of a loop's entry, a loop's end and an if statement (:meth:`Encoder.edges`)
 _LOOP_INIT, _LOOP_ENDS = (Share.LOOP_INIT,), (Share.LOOP_BACK, Share.LOOP_RESULT)
 _IF_RESULT = (Share.IF_RESULT,)
-
-
-@dataclass(eq=False, slots=True)
-class Window:
-    """A canonical 3-argument ``tile.slice`` statement and its ``Win`` term."""
-
-    key: str
-    var: Var
-    stmt: AssignStmt
-    src: Var
-    rows: int
-    cols: int
-    parent: "Window | None"
-    #: its own (row, column) offset expressions and the numbers ``k`` of their ``(NI k)`` terms
-    offsets: tuple[Expr, Expr] = (Const(0), Const(0))
-    offset_terms: tuple[int, int] = (0, 0)
-
-    def chain(self) -> list["Window"]:
-        """The windows from the root slice (over a non-slice base) down to this one."""
-        out = [self]
-        while out[-1].parent is not None:
-            out.append(out[-1].parent)
-        return out[::-1]
-
-    @property
-    def root(self) -> "Window":
-        """The root slice of :meth:`chain` (by the parent links, without building the chain)."""
-        w = self
-        while w.parent is not None:
-            w = w.parent
-        return w
-
-
-@dataclass(eq=False, slots=True)
-class UseSite:
-    """One operand of one statement that resolves to a window, in a registry context."""
-
-    key: str
-    stmt: Stmt
-    slot: tuple  # ("arg", i) | ("kwarg", name) | ("alias",) | ("init", i) | ("yield", i)
-    var: Var
-    window: Window
-    ctx: ops.Role
-
-
-@dataclass(eq=False, slots=True)
-class ExtSite:
-    """A ``tile.extract`` statement whose source resolves to a window."""
-
-    key: str
-    stmt: AssignStmt
-    window: Window
-
-
-@dataclass(eq=False, slots=True)
-class RawSliceUse:
-    """An operand that is a ``tile.slice`` with valid_shape / drop_dims (not a window the pass
-    rewrites; checked by ``rules.checks``): a col_expand operand (``Encoding.raw_colx``), or an
-    operand of an ordinary vector op (registry family VECTOR), directly or through a view of it
-    such as set_validshape (``Encoding.raw_vec``: its address must be proven aligned, #1789)."""
-
-    key: int
-    slice_stmt: AssignStmt
-    var: Var
-    consumer: Stmt
-    op: str
-
-
-@dataclass(eq=False, slots=True)
-class WriteSite:
-    """An operand a registered op writes back into (registry ``reuses_arg``): write ``key``
-    lands in ``var``'s storage (checked by ``rules.checks``, never rewritten)."""
-
-    key: int
-    stmt: Stmt
-    var: Var
-    op: str
-
-
-@dataclass
-class Encoding:
-    #: rows of the load tables (rules.sorts.LOAD turns them into terms and facts)
-    rows: dict[str, list[tuple]] = field(default_factory=dict)
-    windows: list[Window] = field(default_factory=list)
-    uses: list[UseSite] = field(default_factory=list)
-    exts: list[ExtSite] = field(default_factory=list)
-    #: Sym / Leaf key -> what it names (a Var, or an opaque scalar expression)
-    syms: dict[str, Expr] = field(default_factory=dict)
-    leaves: dict[str, Var] = field(default_factory=dict)
-    #: number ``k`` of the ``(NT k)`` tile term of each tile var
-    tile_of: dict[Var, int] = field(default_factory=dict)
-    window_of: dict[Var, Window] = field(default_factory=dict)
-    #: scalar var -> its SSA definition expression
-    scalar_defs: dict[Var, Expr] = field(default_factory=dict)
-    raw_colx: list[RawSliceUse] = field(default_factory=list)
-    writes: list[WriteSite] = field(default_factory=list)
-    #: tile operands of ops the registry cannot classify (they may write them)
-    unclassified: list[WriteSite] = field(default_factory=list)
-    raw_vec: list[RawSliceUse] = field(default_factory=list)
-    #: (("R" | "RT", k), the Window / UseSite / ExtSite it belongs to), in program order
-    roots: list[tuple[tuple[str, int], object]] = field(default_factory=list)
-    #: an escape use (loop initializer, yield, same-layout view operand) whose context the
-    #: value's later consumers decided (:meth:`Encoder.escape_context`): use key -> (the value
-    #: it flows into, the consumer statement, the operand there)
-    escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
-    #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
-    keep_only: set[int] = field(default_factory=set)
-    #: the function's storage facts (``ir.storage``): the messages name a value's route
-    storage: Storage | None = None
-
-
-def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
-    """Source, rows, columns, row offset and column offset of a plain 3-argument
-    ``tile.slice(src, shape, offset)`` (no valid_shape / drop_dims; a ``pad_value`` alone pads
-    nothing, every element being valid) with a constant 2-d shape and a 2-d offset; None for any
-    other call."""
-    if call.op != "tile.slice" or len(call.args) != 3 or not _plain_kwargs(call):
-        return None
-    src, shape, off = call.args
-    # (exact types: no subclass of these expression nodes exists)
-    if not (type(src) is VarRef and isinstance(src.var.type, TileType)):  # type: ignore[attr-defined]
-        return None
-    if type(shape) is not ListExpr or type(off) is not ListExpr:
-        return None
-    dims, offs = shape.items, off.items  # type: ignore[attr-defined]
-    if len(dims) != 2 or len(offs) != 2:
-        return None
-    rows, cols = dims
-    # (a plain integer constant read inline, :func:`const_int` for any other dim)
-    rows = rows.value if type(rows) is Const and type(rows.value) is int else const_int(rows)
-    cols = cols.value if type(cols) is Const and type(cols.value) is int else const_int(cols)
-    if rows is None or cols is None:
-        return None
-    return src.var, rows, cols, offs[0], offs[1]  # type: ignore[attr-defined]
-
-
-def _plain_kwargs(call: Call) -> bool:
-    """Whether a slice's keywords leave it a plain window: none, or only ``pad_value`` (the
-    value of elements outside a valid_shape, of which a slice without one has none)."""
-    return all(k == "pad_value" for k, _ in call.kwargs)
-
-
-def _constant(e: object) -> bool:
-    """Whether :meth:`Encoder.idx` of ``e`` (None: not taken) is a literal's number, the same on
-    every call once it was stated."""
-    return e is None or type(e) is Const and type(e.value) is int  # type: ignore[attr-defined]
-
-
-def has_slice(fn: Function) -> bool:
-    """Whether the function has any ``tile.slice`` (canonical, or with valid_shape / drop_dims)."""
-    return _has_slice(fn.body)
-
-
-def _has_slice(body: list[Stmt]) -> bool:
-    for s in body:  # (by exact type, without a generator step per statement)
-        kind = type(s)
-        if kind is AssignStmt:
-            if type(s.value) is Call and s.value.op == "tile.slice":  # type: ignore[attr-defined]
-                return True
-        elif kind is not EvalStmt and any(_has_slice(b) for b in child_bodies(s)):
-            return True
-    return False
-
-
-def raw_slice_parts(call: Call) -> tuple[Var, ListExpr, ListExpr] | None:
-    """Source, shape and offset of a ``tile.slice`` with valid_shape / drop_dims (not a canonical
-    window), when they are a tile variable and two lists; otherwise None (not checked)."""
-    if call.op != "tile.slice" or not (len(call.args) > 3 or not _plain_kwargs(call)) \
-            or len(call.args) < 3:
-        return None
-    src, shape, off = call.args[:3]
-    if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)
-            and isinstance(shape, ListExpr) and isinstance(off, ListExpr)):
-        return None
-    return src.var, shape, off
-
-
-def operand_context(op_name: str, index: int | None) -> ops.Role | None:
-    """The use context of argument ``index`` of a call, read from the registry."""
-    return ops.operand_role(op_name, index)
 
 
 #: what writes a returned window a caller writes through (the rejection names it)
@@ -234,30 +55,7 @@ _RETURNED = ("the return (a caller writes through the returned view, or reads it
              "the argument)")
 
 
-def _by_stmt(items: list) -> dict[Stmt, list]:
-    """The storage edges (or writes) of each statement, in order."""
-    out: dict[Stmt, list] = {}
-    for x in items:
-        at = out.get(x.stmt)
-        if at is None:
-            out[x.stmt] = [x]
-        else:
-            at.append(x)
-    return out
-
-
-def _stated(fx: Effects) -> tuple[list[Edge], list[Write]]:
-    """The storage edges and writes of ``fx`` :class:`Encoder` states anything about
-    (a store's write and edge are into a tensor).  A slice is a window and an alias a use, never
-    a storage edge here; an edge whose ends are not both tiles, or a write of a non-tile, is
-    stated as nothing (:meth:`Encoder.edge`, :meth:`Encoder.effects`) — but a view edge still
-    carries a valid_shape / drop_dims slice to its result (``Encoder._raw_view``)."""
-    edges = [e for e in fx.edges if e.kind is _VIEW or e.kind is not _SLICE and e.kind is not _ALIAS
-             and type(e.dst.type) is TileType and type(e.src.type) is TileType]
-    return edges, [w for w in fx.writes if type(w.var.type) is TileType]
-
-
-class Encoder(StmtVisitor):
+class Encoder(CallUses, StmtVisitor):
     def __init__(self, fx: Effects, program: Program | None = None,
                  storage: Storage | None = None) -> None:
         self.enc = Encoding()
@@ -274,9 +72,9 @@ class Encoder(StmtVisitor):
         self.program = program
         #: the name of the function encoded (its callers decide what its returned windows need)
         self.function: str | None = None
-        edges, writes = _stated(fx)
-        self._edges: dict[Stmt, list[Edge]] = _by_stmt(edges)
-        self._writes: dict[Stmt, list[Write]] = _by_stmt(writes)
+        edges, writes = stated(fx)
+        self._edges: dict[Stmt, list[Edge]] = by_stmt(edges)
+        self._writes: dict[Stmt, list[Write]] = by_stmt(writes)
         #: the statements with writes or storage edges (:meth:`effects`)
         self._effects_at = self._writes.keys() | self._edges.keys()
         self._n = 0
@@ -287,15 +85,15 @@ class Encoder(StmtVisitor):
         #: value -> the valid_shape / drop_dims slices it may name, itself, through views (set_validshape,
         #: ...), aliases, write-backs, loop carries and if merges (ir.storage origins): the
         #: vector-op checks (any view of the window shares its addresses)
-        self._raw_view: dict[Var, list[Var]] = _raw_origins(fx, storage) if storage else {}
+        self._raw_view: dict[Var, list[Var]] = raw_origins(fx, storage) if storage else {}
         #: the same, only through edges that keep the value the slice itself (not a
         #: transpose_view or a reshape of it): the col_expand check (the lazy materialization
         #: runs only on the slice's own subview)
         self._raw_kept: dict[Var, list[Var]] = \
-            _raw_origins(fx, storage, kept=True) if storage else {}
+            raw_origins(fx, storage, kept=True) if storage else {}
         #: the values other than a slice or its alias that may name a Mat window (ir.storage
         #: origins): a matmul operand among them may fold into an extract (:meth:`cube_fold`)
-        self._mat_named: set[Var] = _mat_named(fx, storage) if storage else set()
+        self._mat_named: set[Var] = mat_named(fx, storage) if storage else set()
         #: the raw-slice uses stated before their slice's number is known (a loop's yield can
         #: carry a slice defined after the use): (table, use number, raw slice var), in order
         self._raw_pending: list[tuple[str, int, Var]] = []
@@ -439,7 +237,7 @@ class Encoder(StmtVisitor):
             pitch, start = facts[2], facts[4]
             terms = (self.idx(pitch) if pitch is not None else None,
                      self.idx(start) if start is not None and start is not _FRESH else None)
-            if _constant(pitch) and (start is _FRESH or _constant(start)):
+            if constant_idx(pitch) and (start is _FRESH or constant_idx(start)):
                 self._types[id(t)] = (t, facts, terms)
         self._leaf_rows[k] = (var, facts, *terms)
         return k
@@ -641,153 +439,6 @@ class Encoder(StmtVisitor):
             out += self._roles_of.get(v, ())
         return out
 
-    def call_kind(self, op: str) -> tuple[bool, bool, bool]:
-        """Whether a call of ``op`` calls a program function; whether its operands are checked
-        as vector uses (a VECTOR-family op, or one the registry cannot classify); whether the
-        registry cannot classify it.  Read once per op name."""
-        kind = self._kinds.get(op)
-        if kind is None:
-            d = ops.lookup(op)
-            unclassified = not ops.classified(op)
-            kind = self._kinds[op] = (
-                self.program is not None and callee_name(op) is not None,
-                d is not None and d.family is ops.Family.VECTOR or unclassified, unclassified)
-        return kind
-
-    def call_uses(self, stmt: Stmt, call: Call) -> bool:
-        """State the operand uses and memory effects of ``call``; whether it calls a program
-        function."""
-        # the operands :meth:`use` has anything to state about: a window, or a valid_shape /
-        # drop_dims slice (or a view of one)
-        window_of, raw_view, contexts = self.enc.window_of, self._raw_view, self._contexts
-        i = 0  # (counted by hand: ``enumerate`` costs ~0.1 us more per operand)
-        mat_named = self._mat_named
-        for a in call.args:
-            if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view
-                                      or mat_named and a.var in mat_named):
-                ctx = contexts.get((call.op, i), _UNKNOWN)  # (:meth:`context` inline)
-                self.use(stmt, ("arg", i), a, self.context(call.op, i) if ctx is _UNKNOWN else ctx)
-            i += 1
-        for k, v in call.kwargs:
-            if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view
-                                      or mat_named and v.var in mat_named):
-                idx = operand_index(call, k)
-                self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
-                                                             else None))
-        program_call, vector, unclassified = self._kinds.get(call.op) or self.call_kind(call.op)
-        if program_call:
-            self.raw_call_uses(stmt, call)
-            self.call_writes(stmt, call)
-        elif vector and raw_view:  # (both state only operands that are such slices)
-            # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
-            self.raw_vec_uses(stmt, call)
-            if unclassified:
-                # ... and may materialize it as a col_expand op does
-                self.raw_colx_uses(stmt, call)
-        if stmt in self._effects_at:
-            self.effects(stmt)
-        return program_call
-
-    def raw_use(self, table: str, stmt: Stmt, var: Var, op: str) -> None:
-        """State operand ``var`` of ``stmt`` (a call of ``op``) as a use ``(table n k)`` of every
-        valid_shape / drop_dims slice ``k`` it may name (``RawVecRow`` / ``RawColxRow``); the
-        rows are written by :meth:`finish`, once every slice has its number."""
-        vec = table == "RawVecRow"
-        uses = self.enc.raw_vec if vec else self.enc.raw_colx
-        fx = self.fx
-        for raw in (self._raw_view if vec else self._raw_kept).get(var, ()):
-            n = self.number()
-            self._raw_pending.append((table, n, raw))
-            uses.append(RawSliceUse(n, fx.stmt_at(fx.defs[raw][0]), var, stmt, op))  # type: ignore[arg-type]
-
-    def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
-        """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
-        a view of one) as ``(RawVecRow n k)`` for ``rules.checks``."""
-        if not self._raw_view:
-            return
-        for a in [*call.args, *(v for _, v in call.kwargs)]:
-            if isinstance(a, VarRef) and a.var in self._raw_view:
-                self.raw_use("RawVecRow", stmt, a.var, call.op)
-
-    def raw_colx_uses(self, stmt: Stmt, call: Call, keys=None) -> None:
-        """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
-        col_expand use ``(RawColxRow n k)``: its lazy materialization must be an identity copy
-        (#1640 / #2010)."""
-        if not self._raw_kept:
-            return
-        for k, a in call_operands(call):
-            if not isinstance(a, VarRef) or a.var not in self._raw_kept \
-                    or keys is not None and k not in keys:
-                continue
-            self.raw_use("RawColxRow", stmt, a.var, call.op)
-
-    # ------------------------------------------------------------------ program functions
-    def is_program_call(self, op: str) -> bool:
-        return self.call_kind(op)[0]
-
-    def callee_uses(self, op: str, k: int | str) -> frozenset[str]:
-        """What the program function ``op`` does with operand ``k`` (egraph.calls; summarized
-        once per operand, not once per call)."""
-        if self.program is None or not isinstance(k, int):
-            return frozenset({"opaque"})
-        uses = self._callee.get((op, k))
-        if uses is None:
-            uses = self._callee[op, k] = param_uses(self.program, op, k)
-        return uses
-
-    def returned_param(self, op: str) -> int | None:
-        """The parameter the program function ``op`` returns (egraph.calls; once per op)."""
-        if op not in self._returned:
-            self._returned[op] = returned_param(self.program, op)  # type: ignore[arg-type]
-        return self._returned[op]
-
-    def context(self, op: str, index: int | None) -> ops.Role | None:
-        """The use context of operand ``index`` of a call of ``op`` (:meth:`find_context`, read
-        once per operand of each op)."""
-        try:
-            return self._contexts[op, index]
-        except KeyError:
-            ctx = self._contexts[op, index] = self.find_context(op, index)
-            return ctx
-
-    def find_context(self, op: str, index: int | None) -> ops.Role | None:
-        """The use context of an operand.  For a program function, what it does with the tile
-        decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
-        use, or a col_expand use together with a vector use or write ``CALL`` (dense and
-        aligned); a col_expand use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
-        if not self.is_program_call(op) or index is None:
-            return operand_context(op, index)
-        uses = self.callee_uses(op, index)
-        if "cube" in uses:
-            return ops.Role.CUBE_CALL
-        if uses & {"sliced", "opaque"} or "colx" in uses and uses & {"vector", "write"}:
-            return ops.Role.CALL
-        return ops.Role.COLX if "colx" in uses else ops.Role.ORD
-
-    def raw_call_uses(self, stmt: Stmt, call: Call) -> None:
-        """A valid_shape / drop_dims slice passed to a program function is checked for what the
-        function does with it: a col_expand use needs the identity copy, a vector use, an
-        in-place write or windows taken of it the alignment (the callee addresses the tile
-        through the argument's own addresses); an opaque use both."""
-        colx = {k for k, _ in call_operands(call) if self.callee_uses(call.op, k) & {"colx", "opaque"}}
-        vec = {k for k, _ in call_operands(call)
-               if self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
-        self.raw_colx_uses(stmt, call, colx)
-        for k, a in call_operands(call):
-            if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:
-                self.raw_use("RawVecRow", stmt, a.var, call.op)
-
-    def call_writes(self, stmt: Stmt, call: Call) -> None:
-        """A program function that writes a tile operand in place (or accumulates into it): the
-        write lands in the argument's storage (rules.checks ``written``), so the argument must
-        stay a view — a copy would take the write and lose it."""
-        for k, a in call_operands(call):
-            if isinstance(a, VarRef) and isinstance(a.var.type, TileType) \
-                    and self.callee_uses(call.op, k) & {"write", "acc"}:
-                n = self.number()  # (before tile() may number a new leaf)
-                self.row("WriteRow", n, self.tile(a.var))
-                self.enc.writes.append(WriteSite(n, stmt, a.var, call.op))
-
     def alias(self, dst: Var, src: Var) -> None:
         """``dst`` names ``src``'s tile: the same tile term, window and slice facts."""
         self.enc.tile_of[dst] = self.tile(src)
@@ -807,7 +458,7 @@ class Encoder(StmtVisitor):
         self._rows["ViewEdgeRow"].append(row)  # (the table listed after its leaves' index rows)
 
     def edges(self, s: Stmt, kinds: tuple[Share, ...]) -> None:
-        """The storage edges of ``s`` (``ir.effects``; between two tiles: :func:`_stated`) of
+        """The storage edges of ``s`` (``ir.effects``; between two tiles: :func:`stated`) of
         the given kinds, as facts."""
         for e in self._edges.get(s, ()):
             if e.kind in kinds:
@@ -818,7 +469,7 @@ class Encoder(StmtVisitor):
         back into, and the storage edge from a view's (or a write-back's) result to its source.
         Each tile operand of an op the registry cannot classify is stated as ``MayWriteRow``: it
         may be written, so a window it reaches stays only as a proven aligned view."""
-        for w in self._writes.get(stmt, ()):  # (of tiles: :func:`_stated`)
+        for w in self._writes.get(stmt, ()):  # (of tiles: :func:`stated`)
             if w.opaque and self.is_program_call(w.op):
                 continue  # (a program function's writes come from its summary: call_writes)
             # (the site's key is the row's number, taken before tile() may number a new leaf)
@@ -957,73 +608,12 @@ class Encoder(StmtVisitor):
             self.row("SymDefRow", sym, self.idx(v))
 
 
-def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
-    """The storage edges ``(ViewEdgeRow d s)`` of ``rows`` a write can travel: those leaving a
-    tile some written tile (``WriteRow`` / ``MayWriteRow``) reaches through edges.  The only
-    rules reading an edge carry a write from ``d`` to ``s`` (``rules.checks``
-    ``written-through-view`` and its may-write twin), so no rule can fire on any other edge
-    (two thirds of them at 1,000 statements).  The rules see e-classes, not numbers: a
-    leaf's class holds no other tile, a window's may hold other windows (equal ``Win`` terms,
-    also after peeling or equal offsets), all of its shape — so reaching a window reaches every
-    window of its shape."""
-    todo = [t for _, t in rows.get("WriteRow", ())] + [t for _, t in rows.get("MayWriteRow", ())]
-    if not todo:
-        return []
-    edges = rows["ViewEdgeRow"]
-    out: defaultdict[int, list[int]] = defaultdict(list)
-    for d, s in edges:
-        out[d].append(s)
-    shape: dict[int, tuple[int, int]] = {}
-    of_shape: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
-    for k, _, _, _, h, w in rows.get("WinRow", ()):
-        shape[k] = hw = (h, w)
-        of_shape[hw].append(k)
-    reached: set[int] = set()
-    while todo:
-        t = todo.pop()
-        if t in reached:
-            continue
-        hw = shape.get(t)
-        for u in (t,) if hw is None else of_shape[hw]:
-            reached.add(u)
-            todo += out.get(u, ())
-    return [e for e in edges if e[0] in reached]
-
-
-def _mat_named(fx: Effects, storage: Storage) -> set[Var]:
-    """The values that may name a Mat slice but are not one (:meth:`Encoder.cube_fold`)."""
-    mats = {e.dst for e in fx.edges if e.kind is _SLICE and isinstance(e.dst.type, TileType)
-            and e.dst.type.memory is MemorySpace.Mat}
-    if not mats:
-        return set()
-    return {v for v, names in storage.origins.items() if v not in mats and names & mats}
-
-
-def _raw_origins(fx: Effects, storage: Storage, kept: bool = False) -> dict[Var, list[Var]]:
-    """Each value that may name a valid_shape / drop_dims slice: those slices (``kept``: each
-    value that may still be one, ``Storage.kept_origins``)."""
-    raw = set()
-    for e in fx.edges:
-        if e.kind is _SLICE:
-            call = call_of(e.stmt)
-            if call is not None and canonical_slice(call) is None and raw_slice_parts(call):
-                raw.add(e.dst)
-    if not raw:
-        return {}
-    out = {}
-    for v, names in (storage.kept_origins if kept else storage.origins).items():
-        got = [x for x in names if x in raw]
-        if got:
-            out[v] = sorted(got, key=lambda x: fx.defs[x][0])
-    return out
-
-
 def encode_function(fn: Function, fx: Effects | None = None,
                     program: Program | None = None, storage: Storage | None = None) -> Encoding:
     """The load-table rows of ``fn`` (its memory effects ``fx`` computed when not given, and
     its storage facts (``ir.storage``); calls of ``program``'s functions are summarized by
     :mod:`egraph.calls`)."""
-    fx = fx if fx is not None else function_effects(fn, program)
+    fx = fx if fx is not None else function_effects(fn, call_summaries(program))
     enc = Encoder(fx, program, storage if storage is not None else storage_of(fn, fx))
     enc.function = fn.name
     enc.visit_body(fn.body)

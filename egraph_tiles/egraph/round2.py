@@ -16,7 +16,7 @@ from .bindings import eb
 from ..ir import ops
 from ..ir.effects import call_of, op_effect, operand_index
 from .decode import Decoder
-from .encode import Encoding, UseSite
+from .encoding import Encoding, UseSite
 from .schedule import class_of, has_fact
 
 Gate = tuple[int, int, str]

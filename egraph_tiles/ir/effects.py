@@ -11,7 +11,7 @@
   keyword) and every tile operand of an opaque call (it may write any of them), at its program
   point.
 * **Calls of the program's own functions** (``self.f(...)``) read the callee's
-  :class:`CallSummary` (:func:`call_summaries`, computed once per program, bottom-up): the
+  :class:`CallSummary` (``ir.summaries``, computed once per program, bottom-up): the
   call's result (and each element of a returned tuple, through ``pair[k]``) gets a ``CALL``
   edge to every argument whose storage it may share, with the window when the callee returns a
   window of constant shape of that parameter; the call writes exactly the arguments the callee
@@ -29,13 +29,16 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import ops
-from .exprs import Call, Expr, ListExpr, TupleItem, Var, VarRef, const_int, free_vars
-from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
-                    ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies, walk)
+from .exprs import Call, Expr, TupleItem, Var, VarRef, const_int
+from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt, WhileStmt,
+                    YieldStmt, child_bodies)
 from .types import TileType
+
+if TYPE_CHECKING:  # (ir.summaries computes the summaries from these effects)
+    from .summaries import Summaries
 
 #: how a call names one of the program's own functions: ``self.f(...)``
 PREFIX = "self."
@@ -517,16 +520,17 @@ class _Builder:
         return fx
 
 
-def function_effects(fn: Function, program: Program | Summaries | None = None) -> Effects:
-    """The memory effects of ``fn`` (one walk over its body).  With ``program`` (or its
-    :func:`call_summaries`), a call of one of the program's functions has the effects its
-    summary states; without, every such call is opaque."""
-    b = _Builder(call_summaries(program) if isinstance(program, Program) else program)
+def function_effects(fn: Function, summaries: Summaries | None = None) -> Effects:
+    """The memory effects of ``fn`` (one walk over its body).  With its program's call
+    ``summaries`` (``ir.summaries.call_summaries``), a call of one of the program's functions has
+    the effects its summary states; without, every such call is opaque."""
+    b = _Builder(summaries)
     b.body(fn.body, (0,), ())
     return b.finish()
 
 
 # ---------------------------------------------------------------------- call summaries
+# (what they hold; ``ir.summaries`` computes them, from these effects and ``ir.storage``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -562,194 +566,6 @@ class CallSummary:
     params: tuple[str, ...]
     results: tuple[tuple[Returned, ...], ...]
     writes: frozenset[int]
-
-
-class Summaries:
-    """The call summaries of one program's functions, each computed once, on demand, from the
-    function's effects (which read its own callees' summaries first: bottom-up over the call
-    graph).  A function unknown to the program, abstract, or called inside a recursive cycle
-    has none (:meth:`get` is None): its call keeps the conservative effect."""
-
-    def __init__(self, program: Program) -> None:
-        self.program = program
-        self._done: dict[str, CallSummary | None] = {}
-        self._active: set[str] = set()
-        #: id of a function -> (the function, its effects with these summaries)
-        self._effects: dict[int, tuple[Function, Effects]] = {}
-        #: what readers of the summaries derive from them once per program (egraph.calls)
-        self.memo: dict[tuple, object] = {}
-
-    def effects(self, fn: Function) -> Effects:
-        """The effects of ``fn`` (a function of the program) with these summaries, computed
-        once."""
-        got = self._effects.get(id(fn))
-        if got is None or got[0] is not fn:
-            got = self._effects[id(fn)] = (fn, function_effects(fn, self))
-        return got[1]
-
-    def get(self, name: str) -> CallSummary | None:
-        if name in self._done:
-            return self._done[name]
-        if name in self._active:  # recursion: the conservative effect for this call
-            return None
-        try:
-            fn = self.program.function(name)
-        except KeyError:
-            fn = None
-        if fn is None or getattr(fn, "abstract", False):
-            self._done[name] = None
-            return None
-        self._active.add(name)
-        try:
-            # (not kept in ``effects``: a callee in a recursive cycle saw this call unsummarized)
-            summary = summarize(fn, function_effects(fn, self))
-        finally:
-            self._active.discard(name)
-        self._done[name] = summary
-        return summary
-
-
-#: the last program's summaries (the pass reads them for each of its functions)
-_LAST: list[Summaries] = []
-
-
-def call_summaries(program: Program | None) -> Summaries | None:
-    """The call summaries of ``program`` (one object per program: the last one is kept)."""
-    if program is None:
-        return None
-    if _LAST and _LAST[0].program is program:
-        return _LAST[0]
-    sums = Summaries(program)
-    _LAST[:] = [sums]
-    return sums
-
-
-#: storage edges along which a value is its source's tile itself (not a window of it)
-_WHOLE = frozenset((Share.ALIAS, Share.VIEW, Share.WRITEBACK, Share.LOOP_INIT, Share.LOOP_BACK,
-                    Share.LOOP_RESULT, Share.IF_RESULT))
-
-
-def whole_tile(fx: Effects, v: Var, *more: Var) -> set[Var]:
-    """``v`` (and ``more``) and every value that is such a tile itself: through aliases, views,
-    write-backs, loop carries, ``if`` merges and program function results that are the
-    argument's tile."""
-    by_src: dict[Var, list[Var]] = {}
-    for e in fx.edges:
-        if e.kind in _WHOLE or e.kind is Share.CALL and e.whole:
-            by_src.setdefault(e.src, []).append(e.dst)
-    out = {v, *more}
-    todo = list(out)
-    while todo:
-        for d in by_src.get(todo.pop(), ()):
-            if d not in out:
-                out.add(d)
-                todo.append(d)
-    return out
-
-
-def constant_window(call: Call | None) -> tuple[Var, tuple[int, int], tuple[int, int]] | None:
-    """Source, constant 2-d shape and 2-d offset of a plain ``tile.slice`` (any spelling, no
-    valid_shape / drop_dims) with a constant shape; an offset that is not constant is None.
-    None for anything else."""
-    if call is None or call.op != "tile.slice":
-        return None
-    try:
-        args = ops.bind(call).args
-    except ops.OpTypeError:
-        return None
-    src, shape, off = args.get("src"), args.get("shape"), args.get("offset")
-    if set(args) != {"src", "shape", "offset"} or type(src) is not VarRef \
-            or not isinstance(shape, ListExpr) or not isinstance(off, ListExpr) \
-            or len(shape.items) != 2 or len(off.items) != 2:
-        return None
-    h, w, r, c = (const_int(d) for d in (*shape.items, *off.items))
-    if h is None or w is None:
-        return None
-    return src.var, (h, w), (r, c)  # type: ignore[return-value]
-
-
-def _window_of(fx: Effects, into: dict[Var, list[Edge]], v: Var, whole: set[Var]
-               ) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """The window of constant shape of the tile ``whole`` names that ``v`` is (a chain of
-    aliases, slices and calls returning such a window, offsets added; an offset not constant
-    is None), if it is one."""
-    shape = None
-    r: int | None = 0
-    c: int | None = 0
-    seen = set()
-    while v not in whole:
-        es = into.get(v, ())
-        if len(es) != 1 or v in seen:
-            return None
-        seen.add(v)
-        e = es[0]
-        if e.kind is Share.SLICE:
-            got = constant_window(call_of(e.stmt))
-            if got is None:
-                return None
-            _src, hw, (dr, dc) = got
-        elif e.kind is Share.CALL and e.window is not None:
-            hw, (dr, dc) = e.window
-        elif e.kind is Share.ALIAS:
-            v = e.src
-            continue
-        else:
-            return None
-        shape = shape or hw
-        r = None if r is None or dr is None else r + dr
-        c = None if c is None or dc is None else c + dc
-        v = e.src
-    return (shape, (r, c)) if shape is not None else None
-
-
-def summarize(fn: Function, fx: Effects) -> CallSummary:
-    """The :class:`CallSummary` of ``fn`` from its effects ``fx``."""
-    params = [(k, p.var) for k, p in enumerate(fn.params) if isinstance(p.var.type, TileType)]
-    written = {fx.storage(w.var) for w in fx.writes}
-    writes = frozenset(k for k, v in params if fx.storage(v) in written)
-    into: dict[Var, list[Edge]] = {}
-    for e in fx.edges:
-        into.setdefault(e.dst, []).append(e)
-    wholes = {k: whole_tile(fx, v) for k, v in params}
-    from .storage import exact_index, storage_of  # (ir.storage reads this module's edges)
-    st = storage_of(fn, fx)
-
-    def returned(e: Expr) -> set[Returned]:
-        if type(e) is VarRef:
-            v = e.var  # type: ignore[attr-defined]
-            out = set()
-            for k, pv in params:
-                if fx.same_storage(v, pv):
-                    whole = v in wholes[k]
-                    out.add(Returned(k, whole, None if whole else _window_of(fx, into, v, wholes[k]),
-                                     exact_index(st, v, pv)))
-            return out
-        vs = [v for v in free_vars(e) if isinstance(v.type, TileType)]
-        return {Returned(k) for k, pv in params if any(fx.same_storage(v, pv) for v in vs)}
-
-    rets = [s for s in walk(fn.body) if isinstance(s, ReturnStmt)]
-    n = max((len(s.values) for s in rets), default=0)
-    results: list[set[Returned]] = [set() for _ in range(n)]
-    for s in rets:
-        if len(s.values) != n:  # (not one shape of result: every element may be anything)
-            for res in results:
-                res.update(Returned(k) for k, _ in params)
-        for i, e in enumerate(s.values):
-            results[i] |= returned(e)
-    return CallSummary(fn.name, tuple(p.var.name for p in fn.params),
-                       tuple(tuple(sorted(_agreed(r), key=lambda x: (x.param, x.whole,
-                                                                       x.window or ())))
-                             for r in results), writes)
-
-
-def _agreed(rs: set[Returned]) -> set[Returned]:
-    """``rs`` with entries that differ only in ``at`` (returns that name the same part of a
-    parameter laid out differently) merged into one with no ``at``."""
-    by: dict[tuple, set] = {}
-    for r in rs:
-        by.setdefault((r.param, r.whole, r.window), set()).add(r.at)
-    return {Returned(k[0], k[1], k[2], next(iter(ats)) if len(ats) == 1 else None)
-            for k, ats in by.items()}
 
 
 def _tile_operands(call: Call, summary: CallSummary | None) -> dict[int | str, Var]:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from ..egraph import schedule
 from ..egraph.checks import raise_violations
 from ..egraph.decode import Decoded, Decoder
-from ..egraph.encode import Encoding, encode_function, has_slice
+from ..egraph.encode import encode_function
+from ..egraph.encode_facts import has_slice
+from ..egraph.encoding import Encoding
 from ..report.explain import explain
 from ..egraph.extract import Extractor, GreedyExtractor
 from ..cost.loops import CostModel, annotate_report, dynamic_copy_bytes, hoist_facts
@@ -26,6 +28,7 @@ from ..checks.windows import check_acc_windows
 from ..ir.copies import static_copy_bytes
 from ..ir.effects import Effects, function_effects
 from ..ir.storage import positional_slices, storage_of
+from ..ir.summaries import call_summaries
 from ..ir.stmts import Function, Program
 
 
@@ -76,7 +79,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
         return _skipped(fn, report, "not an InCore function")
     # a keyword-spelled slice (tile.slice(t, shape=..., offset=...)) is the same window
     fn = positional_slices(fn) if has_slice(fn) else fn
-    fx = function_effects(fn, program)
+    fx = function_effects(fn, call_summaries(program))
     check_relayouts(fn, fx)
     # the Acc-window check's e-graph, when it had something to check, is the one this function's
     # facts are loaded into next (its facts are inert here and never counted: checks.windows);

@@ -20,7 +20,7 @@ from ..ir.format import format_expr
 from ..ir.target import ALIGN_BITS, CAP
 from ..ir.types import MemorySpace, TileType
 from ..egraph.decode import Decision
-from ..egraph.encode import ExtSite, UseSite, Window
+from ..egraph.encoding import ExtSite, UseSite, Window
 from ..cost.loops import window_bytes
 from .report import SliceDecision
 from ..egraph.schedule import class_of

@@ -5,7 +5,8 @@ import pytest
 
 import egraph_tiles as et
 from dslkit import kernel, vec_program
-from egraph_tiles.egraph.encode import encode_function, has_slice, written_edges
+from egraph_tiles.egraph.encode import encode_function
+from egraph_tiles.egraph.encode_facts import has_slice, written_edges
 from egraph_tiles.ir.effects import function_effects
 
 

@@ -1,4 +1,4 @@
-"""Call summaries (ir.effects ``CallSummary``): what each program function returns and writes in
+"""Call summaries (ir.summaries, ``CallSummary``): what each program function returns and writes in
 terms of its parameters, computed once per program, and the storage edges and writes a call of
 it gets in the caller's effects."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import egraph_tiles as et
-from egraph_tiles.ir.effects import Returned, Share, call_summaries, function_effects
+from egraph_tiles.ir.effects import Returned, Share, function_effects
+from egraph_tiles.ir.summaries import call_summaries
 from egraph_tiles.ir.stmts import AssignStmt, walk
 
 V64 = "pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]"
@@ -97,7 +98,7 @@ def caller_effects(body: str, *functions: str):
                 *functions)
     fn = p.function("kernel")
     defs = {s.target.name: s.target for s in walk(fn.body) if isinstance(s, AssignStmt)}
-    return function_effects(fn, p), defs
+    return function_effects(fn, call_summaries(p)), defs
 
 
 def test_call_result_shares_the_argument_it_returns():

@@ -8,6 +8,7 @@ import egraph_tiles as et
 from egraph_tiles.ir.format import format_expr
 from egraph_tiles.ir.effects import Edge, function_effects
 from egraph_tiles.ir.storage import positional_slices, storage_of
+from egraph_tiles.ir.summaries import call_summaries
 from dslkit import kernel
 
 PARAMS = ("x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX], "
@@ -200,7 +201,7 @@ def call_fact(callee: str):
     2..9: 8 B in, 48 B rows), or None: unknown."""
     p = et.parse_program(CALLS.replace("CALLEE", callee))
     fn = p.functions[0]
-    fx = function_effects(fn, p)
+    fx = function_effects(fn, call_summaries(p))
     lay = storage_of(fn, fx).layout(next(v for v in fx.defs if v.name == "r"))
     return None if lay is None else (lay.root.name, format_expr(lay.offset_bytes()), lay.strides)
 

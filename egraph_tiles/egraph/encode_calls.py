@@ -1,0 +1,171 @@
+"""The :class:`~egraph_tiles.egraph.encode.Encoder`'s statements of a call's operands: the use
+each operand that is a window or a valid_shape / drop_dims slice gets, read from the registry
+or, for one of the program's own functions, from what that function does with the tile
+(``egraph.calls``), and the writes such a function makes into its arguments.
+"""
+
+from __future__ import annotations
+
+from ..ir import ops
+from ..ir.effects import call_operands, operand_index
+from ..ir.exprs import Call, Var, VarRef
+from ..ir.stmts import Stmt
+from ..ir.types import TileType
+from .calls import callee_name, param_uses, returned_param
+from .encode_facts import operand_context
+from .encoding import RawSliceUse, WriteSite
+
+#: a use context not read yet (:meth:`CallUses.context`; None is a context: no use)
+_UNKNOWN = object()
+
+
+class CallUses:
+    """The call methods of :class:`~egraph_tiles.egraph.encode.Encoder` (a mixin: they read and
+    state through the encoder's own tables)."""
+
+    def call_kind(self, op: str) -> tuple[bool, bool, bool]:
+        """Whether a call of ``op`` calls a program function; whether its operands are checked
+        as vector uses (a VECTOR-family op, or one the registry cannot classify); whether the
+        registry cannot classify it.  Read once per op name."""
+        kind = self._kinds.get(op)
+        if kind is None:
+            d = ops.lookup(op)
+            unclassified = not ops.classified(op)
+            kind = self._kinds[op] = (
+                self.program is not None and callee_name(op) is not None,
+                d is not None and d.family is ops.Family.VECTOR or unclassified, unclassified)
+        return kind
+
+    def call_uses(self, stmt: Stmt, call: Call) -> bool:
+        """State the operand uses and memory effects of ``call``; whether it calls a program
+        function."""
+        # the operands :meth:`use` has anything to state about: a window, or a valid_shape /
+        # drop_dims slice (or a view of one)
+        window_of, raw_view, contexts = self.enc.window_of, self._raw_view, self._contexts
+        i = 0  # (counted by hand: ``enumerate`` costs ~0.1 us more per operand)
+        mat_named = self._mat_named
+        for a in call.args:
+            if type(a) is VarRef and (a.var in window_of or raw_view and a.var in raw_view
+                                      or mat_named and a.var in mat_named):
+                ctx = contexts.get((call.op, i), _UNKNOWN)  # (:meth:`context` inline)
+                self.use(stmt, ("arg", i), a, self.context(call.op, i) if ctx is _UNKNOWN else ctx)
+            i += 1
+        for k, v in call.kwargs:
+            if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view
+                                      or mat_named and v.var in mat_named):
+                idx = operand_index(call, k)
+                self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
+                                                             else None))
+        program_call, vector, unclassified = self._kinds.get(call.op) or self.call_kind(call.op)
+        if program_call:
+            self.raw_call_uses(stmt, call)
+            self.call_writes(stmt, call)
+        elif vector and raw_view:  # (both state only operands that are such slices)
+            # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
+            self.raw_vec_uses(stmt, call)
+            if unclassified:
+                # ... and may materialize it as a col_expand op does
+                self.raw_colx_uses(stmt, call)
+        if stmt in self._effects_at:
+            self.effects(stmt)
+        return program_call
+
+    def raw_use(self, table: str, stmt: Stmt, var: Var, op: str) -> None:
+        """State operand ``var`` of ``stmt`` (a call of ``op``) as a use ``(table n k)`` of every
+        valid_shape / drop_dims slice ``k`` it may name (``RawVecRow`` / ``RawColxRow``); the
+        rows are written by :meth:`finish`, once every slice has its number."""
+        vec = table == "RawVecRow"
+        uses = self.enc.raw_vec if vec else self.enc.raw_colx
+        fx = self.fx
+        for raw in (self._raw_view if vec else self._raw_kept).get(var, ()):
+            n = self.number()
+            self._raw_pending.append((table, n, raw))
+            uses.append(RawSliceUse(n, fx.stmt_at(fx.defs[raw][0]), var, stmt, op))  # type: ignore[arg-type]
+
+    def raw_vec_uses(self, stmt: Stmt, call: Call) -> None:
+        """State each operand of a VECTOR-family call that is a valid_shape / drop_dims slice (or
+        a view of one) as ``(RawVecRow n k)`` for ``rules.checks``."""
+        if not self._raw_view:
+            return
+        for a in [*call.args, *(v for _, v in call.kwargs)]:
+            if isinstance(a, VarRef) and a.var in self._raw_view:
+                self.raw_use("RawVecRow", stmt, a.var, call.op)
+
+    def raw_colx_uses(self, stmt: Stmt, call: Call, keys=None) -> None:
+        """State each operand that is a valid_shape / drop_dims slice (or a view of one) as a
+        col_expand use ``(RawColxRow n k)``: its lazy materialization must be an identity copy
+        (#1640 / #2010)."""
+        if not self._raw_kept:
+            return
+        for k, a in call_operands(call):
+            if not isinstance(a, VarRef) or a.var not in self._raw_kept \
+                    or keys is not None and k not in keys:
+                continue
+            self.raw_use("RawColxRow", stmt, a.var, call.op)
+
+    # ------------------------------------------------------------------ program functions
+    def is_program_call(self, op: str) -> bool:
+        return self.call_kind(op)[0]
+
+    def callee_uses(self, op: str, k: int | str) -> frozenset[str]:
+        """What the program function ``op`` does with operand ``k`` (egraph.calls; summarized
+        once per operand, not once per call)."""
+        if self.program is None or not isinstance(k, int):
+            return frozenset({"opaque"})
+        uses = self._callee.get((op, k))
+        if uses is None:
+            uses = self._callee[op, k] = param_uses(self.program, op, k)
+        return uses
+
+    def returned_param(self, op: str) -> int | None:
+        """The parameter the program function ``op`` returns (egraph.calls; once per op)."""
+        if op not in self._returned:
+            self._returned[op] = returned_param(self.program, op)  # type: ignore[arg-type]
+        return self._returned[op]
+
+    def context(self, op: str, index: int | None) -> ops.Role | None:
+        """The use context of operand ``index`` of a call of ``op`` (:meth:`find_context`, read
+        once per operand of each op)."""
+        try:
+            return self._contexts[op, index]
+        except KeyError:
+            ctx = self._contexts[op, index] = self.find_context(op, index)
+            return ctx
+
+    def find_context(self, op: str, index: int | None) -> ops.Role | None:
+        """The use context of an operand.  For a program function, what it does with the tile
+        decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
+        use, or a col_expand use together with a vector use or write ``CALL`` (dense and
+        aligned); a col_expand use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
+        if not self.is_program_call(op) or index is None:
+            return operand_context(op, index)
+        uses = self.callee_uses(op, index)
+        if "cube" in uses:
+            return ops.Role.CUBE_CALL
+        if uses & {"sliced", "opaque"} or "colx" in uses and uses & {"vector", "write"}:
+            return ops.Role.CALL
+        return ops.Role.COLX if "colx" in uses else ops.Role.ORD
+
+    def raw_call_uses(self, stmt: Stmt, call: Call) -> None:
+        """A valid_shape / drop_dims slice passed to a program function is checked for what the
+        function does with it: a col_expand use needs the identity copy, a vector use, an
+        in-place write or windows taken of it the alignment (the callee addresses the tile
+        through the argument's own addresses); an opaque use both."""
+        colx = {k for k, _ in call_operands(call) if self.callee_uses(call.op, k) & {"colx", "opaque"}}
+        vec = {k for k, _ in call_operands(call)
+               if self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
+        self.raw_colx_uses(stmt, call, colx)
+        for k, a in call_operands(call):
+            if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:
+                self.raw_use("RawVecRow", stmt, a.var, call.op)
+
+    def call_writes(self, stmt: Stmt, call: Call) -> None:
+        """A program function that writes a tile operand in place (or accumulates into it): the
+        write lands in the argument's storage (rules.checks ``written``), so the argument must
+        stay a view — a copy would take the write and lose it."""
+        for k, a in call_operands(call):
+            if isinstance(a, VarRef) and isinstance(a.var.type, TileType) \
+                    and self.callee_uses(call.op, k) & {"write", "acc"}:
+                n = self.number()  # (before tile() may number a new leaf)
+                self.row("WriteRow", n, self.tile(a.var))
+                self.enc.writes.append(WriteSite(n, stmt, a.var, call.op))

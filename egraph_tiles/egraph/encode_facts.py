@@ -1,0 +1,174 @@
+"""What the encoder reads off a function before and after stating it, none of it per encoder:
+which calls are canonical windows or valid_shape / drop_dims slices, the storage edges and
+writes it states, the values that may name a Mat or a valid_shape / drop_dims slice, and the
+storage edges a write can travel (:func:`written_edges`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..ir import ops
+from ..ir.effects import Edge, Effects, Share, Write, call_of
+from ..ir.exprs import Call, Const, Expr, ListExpr, Var, VarRef, const_int
+from ..ir.storage import Storage
+from ..ir.stmts import AssignStmt, EvalStmt, Function, Stmt, child_bodies
+from ..ir.types import MemorySpace, TileType
+
+# enum members read once (per storage edge below)
+_VIEW, _SLICE, _ALIAS = Share.VIEW, Share.SLICE, Share.ALIAS
+
+
+def canonical_slice(call: Call) -> tuple[Var, int, int, Expr, Expr] | None:
+    """Source, rows, columns, row offset and column offset of a plain 3-argument
+    ``tile.slice(src, shape, offset)`` (no valid_shape / drop_dims; a ``pad_value`` alone pads
+    nothing, every element being valid) with a constant 2-d shape and a 2-d offset; None for any
+    other call."""
+    if call.op != "tile.slice" or len(call.args) != 3 or not _plain_kwargs(call):
+        return None
+    src, shape, off = call.args
+    # (exact types: no subclass of these expression nodes exists)
+    if not (type(src) is VarRef and isinstance(src.var.type, TileType)):  # type: ignore[attr-defined]
+        return None
+    if type(shape) is not ListExpr or type(off) is not ListExpr:
+        return None
+    dims, offs = shape.items, off.items  # type: ignore[attr-defined]
+    if len(dims) != 2 or len(offs) != 2:
+        return None
+    rows, cols = dims
+    # (a plain integer constant read inline, :func:`const_int` for any other dim)
+    rows = rows.value if type(rows) is Const and type(rows.value) is int else const_int(rows)
+    cols = cols.value if type(cols) is Const and type(cols.value) is int else const_int(cols)
+    if rows is None or cols is None:
+        return None
+    return src.var, rows, cols, offs[0], offs[1]  # type: ignore[attr-defined]
+
+
+def _plain_kwargs(call: Call) -> bool:
+    """Whether a slice's keywords leave it a plain window: none, or only ``pad_value`` (the
+    value of elements outside a valid_shape, of which a slice without one has none)."""
+    return all(k == "pad_value" for k, _ in call.kwargs)
+
+
+def constant_idx(e: object) -> bool:
+    """Whether :meth:`Encoder.idx` of ``e`` (None: not taken) is a literal's number, the same on
+    every call once it was stated."""
+    return e is None or type(e) is Const and type(e.value) is int  # type: ignore[attr-defined]
+
+
+def has_slice(fn: Function) -> bool:
+    """Whether the function has any ``tile.slice`` (canonical, or with valid_shape / drop_dims)."""
+    return _has_slice(fn.body)
+
+
+def _has_slice(body: list[Stmt]) -> bool:
+    for s in body:  # (by exact type, without a generator step per statement)
+        kind = type(s)
+        if kind is AssignStmt:
+            if type(s.value) is Call and s.value.op == "tile.slice":  # type: ignore[attr-defined]
+                return True
+        elif kind is not EvalStmt and any(_has_slice(b) for b in child_bodies(s)):
+            return True
+    return False
+
+
+def raw_slice_parts(call: Call) -> tuple[Var, ListExpr, ListExpr] | None:
+    """Source, shape and offset of a ``tile.slice`` with valid_shape / drop_dims (not a canonical
+    window), when they are a tile variable and two lists; otherwise None (not checked)."""
+    if call.op != "tile.slice" or not (len(call.args) > 3 or not _plain_kwargs(call)) \
+            or len(call.args) < 3:
+        return None
+    src, shape, off = call.args[:3]
+    if not (isinstance(src, VarRef) and isinstance(src.var.type, TileType)
+            and isinstance(shape, ListExpr) and isinstance(off, ListExpr)):
+        return None
+    return src.var, shape, off
+
+
+def operand_context(op_name: str, index: int | None) -> ops.Role | None:
+    """The use context of argument ``index`` of a call, read from the registry."""
+    return ops.operand_role(op_name, index)
+
+
+def by_stmt(items: list) -> dict[Stmt, list]:
+    """The storage edges (or writes) of each statement, in order."""
+    out: dict[Stmt, list] = {}
+    for x in items:
+        at = out.get(x.stmt)
+        if at is None:
+            out[x.stmt] = [x]
+        else:
+            at.append(x)
+    return out
+
+
+def stated(fx: Effects) -> tuple[list[Edge], list[Write]]:
+    """The storage edges and writes of ``fx`` :class:`Encoder` states anything about
+    (a store's write and edge are into a tensor).  A slice is a window and an alias a use, never
+    a storage edge here; an edge whose ends are not both tiles, or a write of a non-tile, is
+    stated as nothing (:meth:`Encoder.edge`, :meth:`Encoder.effects`) — but a view edge still
+    carries a valid_shape / drop_dims slice to its result (``Encoder._raw_view``)."""
+    edges = [e for e in fx.edges if e.kind is _VIEW or e.kind is not _SLICE and e.kind is not _ALIAS
+             and type(e.dst.type) is TileType and type(e.src.type) is TileType]
+    return edges, [w for w in fx.writes if type(w.var.type) is TileType]
+
+
+def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
+    """The storage edges ``(ViewEdgeRow d s)`` of ``rows`` a write can travel: those leaving a
+    tile some written tile (``WriteRow`` / ``MayWriteRow``) reaches through edges.  The only
+    rules reading an edge carry a write from ``d`` to ``s`` (``rules.checks``
+    ``written-through-view`` and its may-write twin), so no rule can fire on any other edge
+    (two thirds of them at 1,000 statements).  The rules see e-classes, not numbers: a
+    leaf's class holds no other tile, a window's may hold other windows (equal ``Win`` terms,
+    also after peeling or equal offsets), all of its shape — so reaching a window reaches every
+    window of its shape."""
+    todo = [t for _, t in rows.get("WriteRow", ())] + [t for _, t in rows.get("MayWriteRow", ())]
+    if not todo:
+        return []
+    edges = rows["ViewEdgeRow"]
+    out: defaultdict[int, list[int]] = defaultdict(list)
+    for d, s in edges:
+        out[d].append(s)
+    shape: dict[int, tuple[int, int]] = {}
+    of_shape: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
+    for k, _, _, _, h, w in rows.get("WinRow", ()):
+        shape[k] = hw = (h, w)
+        of_shape[hw].append(k)
+    reached: set[int] = set()
+    while todo:
+        t = todo.pop()
+        if t in reached:
+            continue
+        hw = shape.get(t)
+        for u in (t,) if hw is None else of_shape[hw]:
+            reached.add(u)
+            todo += out.get(u, ())
+    return [e for e in edges if e[0] in reached]
+
+
+def mat_named(fx: Effects, storage: Storage) -> set[Var]:
+    """The values that may name a Mat slice but are not one (:meth:`Encoder.cube_fold`)."""
+    mats = {e.dst for e in fx.edges if e.kind is _SLICE and isinstance(e.dst.type, TileType)
+            and e.dst.type.memory is MemorySpace.Mat}
+    if not mats:
+        return set()
+    return {v for v, names in storage.origins.items() if v not in mats and names & mats}
+
+
+def raw_origins(fx: Effects, storage: Storage, kept: bool = False) -> dict[Var, list[Var]]:
+    """Each value that may name a valid_shape / drop_dims slice: those slices (``kept``: each
+    value that may still be one, ``Storage.kept_origins``)."""
+    raw = set()
+    for e in fx.edges:
+        if e.kind is _SLICE:
+            call = call_of(e.stmt)
+            if call is not None and canonical_slice(call) is None and raw_slice_parts(call):
+                raw.add(e.dst)
+    if not raw:
+        return {}
+    out = {}
+    for v, names in (storage.kept_origins if kept else storage.origins).items():
+        got = [x for x in names if x in raw]
+        if got:
+            out[v] = sorted(got, key=lambda x: fx.defs[x][0])
+    return out
