@@ -25,7 +25,6 @@ definitions no longer used are removed.
 from __future__ import annotations
 
 import ast
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -262,12 +261,7 @@ CHECK_ALL_UP_TO = 4096
 def every_iteration(variables: Sequence[Var], steps: dict[str, int]) -> list[dict[str, int]] | None:
     """Every combination of the loop variables' values, or ``None`` when a bound is unknown or
     there are more than :data:`CHECK_ALL_UP_TO`."""
-    if any(v.lo is None or v.hi is None for v in variables):
-        return None
-    ranges = [range(v.lo, v.hi + 1, steps.get(v.name, 1)) for v in variables]
-    if math.prod(len(r) for r in ranges) > CHECK_ALL_UP_TO:
-        return None
-    return [dict(zip((v.name for v in variables), combo)) for combo in itertools.product(*ranges)]
+    return iteration_envs(steps, CHECK_ALL_UP_TO)(variables)
 
 
 def _check(rep: AccessReport, form: _Form, envs: list[dict[str, int]]) -> str | None:

@@ -26,6 +26,7 @@ What fails is not narrowed: the instruction keeps its mask and its accesses stay
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -409,8 +410,8 @@ def check_program(report: KernelReport, accepted: set[int], envs_of: Any) -> Pro
 
 
 def iteration_envs(steps: dict[str, int], limit: int) -> Any:
-    """``envs_of(variables)``: every combination of the loop variables' values, or ``None``."""
-    import itertools
+    """``envs_of(variables)``: every combination of the loop variables' values, or ``None`` when a
+    bound is unknown or there are more than ``limit``."""
 
     def envs_of(variables: Sequence[Var]) -> list[dict[str, int]] | None:
         if any(v.lo is None or v.hi is None for v in variables):
