@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from ..ir import ops
 from ..ir.effects import PREFIX, Effects, Share, call_of, call_operands, callee_name
-from ..ir.summaries import call_summaries, constant_window, whole_tile
+from ..ir.summaries import call_summaries, constant_window, reached, whole_tile
 from ..ir.exprs import Call, TupleItem, Var, VarRef, free_vars
 from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
@@ -126,18 +126,7 @@ def _derived(fx: Effects, starts: set[Var], kept: bool = False) -> set[Var]:
     carries, merges, call results): the values through which something reaches their storage
     — not the tiles they are windows of.  ``kept``: not through a view that lays the elements
     out anew (``transpose_view``, a reshape; ``ir.storage.Storage.kept_origins``)."""
-    out = set(starts)
-    todo = list(starts)
-    by_src: dict[Var, list[Var]] = {}
-    for e in fx.edges:
-        if not (kept and e.kind is Share.VIEW and not same_layout(e)):
-            by_src.setdefault(e.src, []).append(e.dst)
-    while todo:
-        for d in by_src.get(todo.pop(), ()):
-            if d not in out:
-                out.add(d)
-                todo.append(d)
-    return out
+    return reached(fx, starts, lambda e: not (kept and e.kind is Share.VIEW and not same_layout(e)))
 
 
 def result_uses(program: Program, name: str, element: int | None) -> frozenset[str]:

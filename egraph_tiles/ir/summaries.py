@@ -8,6 +8,8 @@ the :class:`Summaries`); it never computes one, so it needs neither this module 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from . import ops
 from .effects import CallSummary, Edge, Effects, Returned, Share, call_of, function_effects
 from .exprs import Call, Expr, ListExpr, Var, VarRef, const_int, free_vars
@@ -85,11 +87,17 @@ def whole_tile(fx: Effects, v: Var, *more: Var) -> set[Var]:
     """``v`` (and ``more``) and every value that is such a tile itself: through aliases, views,
     write-backs, loop carries, ``if`` merges and program function results that are the
     argument's tile."""
+    return reached(fx, {v, *more}, lambda e: e.kind in _WHOLE or e.kind is Share.CALL and e.whole)
+
+
+def reached(fx: Effects, starts: set[Var], follow: Callable[[Edge], bool]) -> set[Var]:
+    """``starts`` and every value made from them along the storage edges ``follow`` accepts
+    (source to destination, transitively)."""
     by_src: dict[Var, list[Var]] = {}
     for e in fx.edges:
-        if e.kind in _WHOLE or e.kind is Share.CALL and e.whole:
+        if follow(e):
             by_src.setdefault(e.src, []).append(e.dst)
-    out = {v, *more}
+    out = set(starts)
     todo = list(out)
     while todo:
         for d in by_src.get(todo.pop(), ()):
