@@ -468,10 +468,10 @@ def _nki_usage(args: argparse.Namespace) -> None:
     """The nki options a run cannot use are usage errors (exit 2), as for every command."""
     from .nki import command
 
-    command._stray_file(args, UsageError)  # the kernel path, wherever it was given
+    command.kernel_path(args, UsageError)  # the kernel path, wherever it was given
     if args.output and not args.migrate:
         raise UsageError("-o/--output needs --migrate")
-    command._options(args, UsageError)
+    command.run_options(args, UsageError)
 
 
 def add_nki(sub: argparse._SubParsersAction) -> None:

@@ -29,7 +29,8 @@ from egraph_tiles.nki.kernels.modules import from_file_value, parse_value
 from egraph_tiles.nki.kernels.reader import Finding
 from egraph_tiles.nki.kernels.values import ParamText
 
-__all__ = ["add_parser", "parse_assignments", "report_json", "report_text"]
+__all__ = ["add_parser", "kernel_path", "parse_assignments", "report_json", "report_text",
+           "run_options"]
 
 
 def _dims(text: str, flag: str, err: type[Exception]) -> tuple[int, ...]:
@@ -79,7 +80,7 @@ def parse_assignments(items: list[str] | None, flag: str, err: type[Exception]) 
     return out
 
 
-def _stray_file(args: argparse.Namespace, err: type[Exception]) -> None:
+def kernel_path(args: argparse.Namespace, err: type[Exception]) -> None:
     """A kernel path given after an option that takes several values (``--shape a=4x4 k.py``)."""
     for flag in ("shape", "dtype", "scalar", "bind", "path"):
         groups = getattr(args, flag) or []
@@ -147,7 +148,7 @@ def add_parser(sub: argparse._SubParsersAction, err: type[Exception]) -> None:
     p.set_defaults(handler=lambda args: _run(args, err))
 
 
-def _options(args: argparse.Namespace, err: type[Exception]) -> dict[str, Any]:
+def run_options(args: argparse.Namespace, err: type[Exception]) -> dict[str, Any]:
     shapes: dict[str, tuple[int, ...]] = {}
     dtypes: dict[str, str] = {}
     scalars: dict[str, Any] = {}
@@ -185,14 +186,14 @@ def _options(args: argparse.Namespace, err: type[Exception]) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace, err: type[Exception]) -> int:
-    _stray_file(args, err)
+    kernel_path(args, err)
     try:
         source = Path(args.file).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise err(f"{args.file}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise err(f"{args.file}: cannot read ({e})") from None
-    opts = _options(args, err)
+    opts = run_options(args, err)
     try:
         report = analyze_kernel(source, args.kernel, filename=args.file, **opts)
     except SyntaxError as e:
@@ -239,15 +240,6 @@ def _run(args: argparse.Namespace, err: type[Exception]) -> int:
             print(f"\n# ---- migrated {args.file} ----")
             sys.stdout.write(new_source)
     return 1 if findings else 0
-
-
-def _compact_json(doc: dict[str, Any]) -> str:
-    """Indented JSON with each access and error on one line."""
-    def items(xs: list[Any]) -> str:
-        return "[" + ",".join(f"\n    {json.dumps(x)}" for x in xs) + ("\n  ]" if xs else "]")
-
-    return (f'{{\n  "kernel": {json.dumps(doc["kernel"])},\n  "accesses": {items(doc["accesses"])},'
-            f'\n  "errors": {items(doc["errors"])}\n}}')
 
 
 def _key(rep: Any) -> tuple[int, int, str]:
