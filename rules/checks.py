@@ -173,6 +173,18 @@ RULES = f"""
       :ruleset proven :name "written-escape-view-proven")
 (rule ((KeepOnlyUse k) (= 0 (UseKept k))) ((EscapeWriteViolation k))
       :ruleset checks :name "written-escape-violation")
+; A window escaping in an ordinary use (loop initializer, yield, same-layout view, a call whose
+; result shares its argument) into a value that is read after the window's storage may be written
+; (later in program order, or in a later trip of a loop around both; egraph.encode
+; ``stale_read``): a copy there is a snapshot taken before the write, and the read would see the
+; old elements.  The use must stay a view (#1789: proven aligned); no view is a violation
+; (reject, never copy)
+(relation StaleEscapeUse (i64))
+(relation StaleEscapeViolation (i64))
+(rule ((StaleEscapeUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
+      :ruleset proven :name "stale-escape-view-proven")
+(rule ((StaleEscapeUse k) (= 0 (UseKept k))) ((StaleEscapeViolation k))
+      :ruleset checks :name "stale-escape-violation")
 
 (relation RawVecUse (i64 Tile))
 (function RawVecProven (Tile) i64 :merge (max old new))
@@ -192,6 +204,9 @@ LOAD = f"""
       :ruleset load :name "load-raw-col-expand-use")
 (relation KeepOnlyRow (i64))
 (rule ((KeepOnlyRow k)) ((KeepOnlyUse k) (set (UseKept k) 0)) :ruleset load :name "load-keep-only-use")
+(relation StaleEscapeRow (i64))
+(rule ((StaleEscapeRow k)) ((StaleEscapeUse k) (set (UseKept k) 0)) :ruleset load
+      :name "load-stale-escape-use")
 (relation WrittenUse (i64))
 (rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
@@ -327,6 +342,14 @@ VIOLATIONS = {
         "write would land in the copy and be lost) nor kept as it is: it is not provably "
         "{what} at a {align_bytes}-byte aligned address. {align}, make it {what}, or copy it "
         "explicitly (tile.extract(..., target_memory=pl.Mem.Vec)) and write the copy."),
+    "StaleEscapeViolation": (
+        "stale-escape-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) flows into "
+        "{value!r} ({route} at line {at}), which {op} at line {op_line} reads after the "
+        "window's storage may be written. The window can be neither copied there (the copy "
+        "would hold the elements from before the write) nor kept as it is: it is not provably "
+        "at a {align_bytes}-byte aligned address. {align}, or copy it explicitly "
+        "(tile.extract(..., target_memory=pl.Mem.Vec)) where the value is read."),
     "CubeCallViolation": (
         "mat-window-to-matmul-callee-violation",
         "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) {route}. "

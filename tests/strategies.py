@@ -908,9 +908,10 @@ def _stale_case(b: _RouteBuilder, route: str | None) -> None:
     if not b.flip():  # straight line: the window sliced before the write, read after it
         b.tags.add("stale-straight")
         b.emit(win)
+        val = _stale_handoff(b, route, h, w)
         for ln in write:
             b.emit(ln)
-        b.emit(f"y = pl.tile.add({z}, win)")
+        b.emit(f"y = pl.tile.add({z}, {val})")
         b.emit("pl.store(y, [0, 0], out)")
     else:
         b.tags.add("stale-loop")
@@ -932,6 +933,39 @@ def _stale_case(b: _RouteBuilder, route: str | None) -> None:
         b.ind -= 1
         b.emit("pl.store(res, [0, 0], out)")
     b.emit("pl.store(root, [0, 0], src)")
+
+
+def _stale_handoff(b: _RouteBuilder, route: str | None, h: int, w: int) -> str:
+    """Hand the window ``win`` on as a value before the write — a one-trip loop's carry, an
+    if-merge with a fresh tile, a call returning its parameter — or not; the name the read
+    after the write uses.  A copy made at the hand-off is a snapshot from before the write.
+    Only the forced route's own kind of hand-off (any when unforced)."""
+    forms = {None: [None, "carry", "merge", "call"], "carry": [None, "carry"],
+             "merge": [None, "merge"], "call-result": [None, "call"]}.get(route, [None])
+    form = b.pick(forms)
+    if form is None:
+        return "win"
+    b.tags.add(f"stale-handoff-{form}")
+    if form == "carry":
+        b.emit("for k, (wc,) in pl.range(1, init_values=(win,)):")
+        b.emit("    wv = pl.yield_(wc)")
+        return "wv"
+    if form == "merge":
+        b.domain["flag"] = [0, 1]
+        b.scalars.setdefault("flag", b.int(0, 1))
+        for ln in ("if flag > 0:", "    wm = pl.yield_(win)", "else:",
+                   f"    wf = pl.tile.load(o, [0, 0], [{h}, {w}], target_memory=pl.Mem.Vec)",
+                   "    wm = pl.yield_(wf)"):
+            b.emit(ln)
+        return "wm"
+    ty = _ty("Vec", h, w)
+    fn = b.callee(f"id_vec{h}x{w}", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def id_vec{h}x{w}(self, t: {ty}) -> {ty}:
+        return t
+""")
+    b.emit(f"wi = self.{fn}(win)")
+    return "wi"
 
 
 def _hoist_case(b: _RouteBuilder, route: str | None) -> None:

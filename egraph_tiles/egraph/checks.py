@@ -96,6 +96,14 @@ def _escape_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> 
                     "an identity copy (a constant offset, one row or the full width)"}
 
 
+def _stale_escape(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    value, consumer, _operand = enc.escapes[site.key]
+    call = call_of(consumer)
+    return {**_fields(fn, enc, site.window.stmt, site.var), "value": value.name,
+            "route": _route(site), "at": site.stmt.span.line,
+            "op": call.op if call is not None else "a return", "op_line": consumer.span.line}
+
+
 def _route(site: UseSite) -> str:
     """How an escape use hands its window on: a loop initializer, a yield, a view."""
     kind = site.slot[0]
@@ -134,6 +142,8 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
     "CubeCallViolation": (lambda enc: [u for u in enc.uses if u.ctx is Role.CUBE_CALL], _cube_call),
     "EscapeWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.keep_only],
                              _escape_write),
+    "StaleEscapeViolation": (lambda enc: [u for u in enc.uses if u.key in enc.stale],
+                             _stale_escape),
 }
 
 

@@ -68,6 +68,8 @@ class Encoder(CallUses, StmtVisitor):
         self._roles_of: dict[Var, set[ops.Role]] | None = None
         #: the tile vars some statement may write in place (:meth:`written_after`, built once)
         self._written_vars: set[Var] | None = None
+        #: tile var -> the statements reading it (:meth:`reads_of`, built once)
+        self._reads: defaultdict[Var, list[Stmt]] | None = None
         #: the program, for what a called program function does with a tile (egraph.calls)
         self.program = program
         #: the name of the function encoded (its callers decide what its returned windows need)
@@ -358,6 +360,14 @@ class Encoder(CallUses, StmtVisitor):
                 # a copy here would take the writes made through what it flows into
                 enc.keep_only.add(name)
                 self._rows["KeepOnlyRow"].append((name,))
+        elif ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES:
+            stale = self.stale_read(stmt, slot, var)
+            if stale is not None:
+                # a copy here is a snapshot, and what it flows into is read after the window's
+                # storage is written: the read would miss the write
+                enc.escapes[name] = stale
+                enc.stale.add(name)
+                self._rows["StaleEscapeRow"].append((name,))
 
     def escape_context(self, stmt: Stmt, slot: tuple, var: Var, w: Window
                        ) -> tuple[ops.Role, tuple[Var, Stmt, Var] | None]:
@@ -406,6 +416,54 @@ class Encoder(CallUses, StmtVisitor):
                     and const_shape(t) is not None and st.layout(o) == lay:  # type: ignore[union-attr]
                 return w
         return None
+
+    def stale_read(self, stmt: Stmt, slot: tuple, var: Var) -> tuple[Var, Stmt, Var] | None:
+        """A read that a copy made at this escape use (a loop initializer, a yield, a
+        same-layout view's or a storage-sharing call's operand) would serve stale: a value the
+        window flows into (``ir.storage`` edges of every kind, slices of it included) read by
+        a statement that ``var``'s storage may be written before, after the escape — later in
+        program order, or in a later iteration of a loop around both.  (The value the copy
+        stands for, the consumer statement, the operand read), or None."""
+        fx, st = self.fx, self.storage
+        p = fx.point(stmt)
+        for dst in st.escapes(stmt, slot, var):  # type: ignore[union-attr]
+            seen, todo = {dst}, [dst]
+            while todo:
+                v = todo.pop()
+                for read in self.reads_of(v):
+                    q = fx.point(read)
+                    if q.pos > p.pos:
+                        hit = fx.written_before_use(var, p.pos, p.loops, read)
+                    else:  # (reached again through a loop around both: any write in it)
+                        common = [lp for lp in q.loops if lp in p.loops or lp == p.pos]
+                        hit = bool(common) and fx.written_in(var, common[-1],
+                                                             fx.loop_end(common[-1]))
+                    if hit:
+                        return dst, read, v
+                for e in st.out_edges.get(v, ()):  # type: ignore[union-attr]
+                    if e.dst not in seen:
+                        seen.add(e.dst)
+                        todo.append(e.dst)
+        return None
+
+    def reads_of(self, v: Var) -> list[Stmt]:
+        """The statements reading tile ``v`` as an operand of an op or a program function, or
+        returning it (built once per function)."""
+        if self._reads is None:
+            self._reads = reads = defaultdict(list)
+            for s in self.fx.stmts:
+                if s is None:
+                    continue
+                if isinstance(s, ReturnStmt):
+                    vals = [x.var for x in s.values if type(x) is VarRef]
+                else:
+                    call = call_of(s)
+                    vals = [] if call is None else \
+                        [a.var for _k, a in call_operands(call) if type(a) is VarRef]  # type: ignore[attr-defined]
+                for x in vals:
+                    if isinstance(x.type, TileType):
+                        reads[x].append(s)
+        return self._reads.get(v, [])
 
     def written_after(self, dst: Var) -> bool:
         """Whether anything ``dst`` flows into may be written in place (a registry write-back, an

@@ -118,5 +118,8 @@ class Encoding:
     escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
     #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
     keep_only: set[int] = field(default_factory=set)
+    #: the ordinary escape uses that must stay a view (what they flow into is read after the
+    #: window's storage is written: ``StaleEscapeRow``)
+    stale: set[int] = field(default_factory=set)
     #: the function's storage facts (``ir.storage``): the messages name a value's route
     storage: Storage | None = None
