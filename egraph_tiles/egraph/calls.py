@@ -232,10 +232,13 @@ def result_written(program: Program, name: str) -> bool:
     after the call (from the start of the outermost loop around the call, when there is one): a
     window the function returns is then a view the caller writes through (or reads after
     writing the argument), so the function must return the window itself, never a copy."""
-    return _memo(program, ("written", name), lambda: _result_written(program, name))
+    return _memo(program, ("written", name), lambda: _result_written(program, name, frozenset()))
 
 
-def _result_written(program: Program, name: str) -> bool:
+def _result_written(program: Program, name: str, seen: frozenset) -> bool:
+    if name in seen:  # (a recursive cycle: its other paths decide)
+        return False
+    seen = seen | {name}
     op = PREFIX + name
     sums = call_summaries(program)
     for fn in program.functions:
@@ -252,7 +255,15 @@ def _result_written(program: Program, name: str) -> bool:
                     if isinstance(t, AssignStmt) and isinstance(t.value, TupleItem) \
                             and isinstance(t.value.value, VarRef):
                         items.setdefault(t.value.value.var, []).append(t.target)
-            if _stale_or_written(fx, s, {s.target, *items.get(s.target, ())}):  # type: ignore[union-attr]
+            results = {s.target, *items.get(s.target, ())}  # type: ignore[union-attr]
+            if _stale_or_written(fx, s, results):  # type: ignore[arg-type]
+                return True
+            # the caller returns the result (or a view of it) in turn: its own callers' writes
+            # through it are writes through this result
+            part = _derived(fx, results)  # type: ignore[arg-type]
+            if any(type(v) is VarRef and v.var in part
+                   for r in walk(fn.body) if isinstance(r, ReturnStmt) for v in r.values) \
+                    and _result_written(program, fn.name, seen):
                 return True
     return False
 
