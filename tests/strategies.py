@@ -1039,7 +1039,7 @@ def _capacity_case(b: _RouteBuilder) -> None:
     [rows, 64] FP32 temporary: with ``root`` stored after the loop, the live Vec bytes peak at
     5120 + 2 * rows * 256 (exactly 192 KiB for rows = 374) — a copy hoisted out of the loop
     adds its 512 bytes to every trip.  The body is plain, or the temporary is made in an inner
-    loop or an ``if`` arm.  Judged with on-chip capacity."""
+    loop, an ``if`` arm or a function the body calls.  Judged with on-chip capacity."""
     b.capacity = True
     b.tags.add("body-temporaries")
     rows = 374 if b.flip() else b.int(368, 373)
@@ -1050,7 +1050,7 @@ def _capacity_case(b: _RouteBuilder) -> None:
     c0 = b.pick(range(0, 57, 8)) if b.int(0, 3) == 0 else b.int(0, 56)
     win = f"w = {b.slice_text('root', (16, 8), (0, c0))}"
     temp = ["tb = pl.tile.muls(big, 2.0)", "tbs = pl.tile.slice(tb, [16, 8], [0, 0])"]
-    form = b.pick(["plain", "inner-loop", "if-arm"])
+    form = b.pick(["plain", "inner-loop", "if-arm", "callee"])
     b.tags.add(f"temporaries-{form}")
     b.emit(f"for i, (acc,) in pl.range({b.int(2, 4)}, init_values=(z,)):")
     b.emit("    " + win)
@@ -1059,6 +1059,18 @@ def _capacity_case(b: _RouteBuilder) -> None:
         for ln in temp:
             b.emit("    " + ln)
         b.emit("    nxt2 = pl.tile.add(nxt, tbs)")
+        b.emit("    res = pl.yield_(nxt2)")
+    elif form == "callee":  # the temporary lives in a function the body calls
+        big_ty, small_ty = _ty("Vec", rows, 64), _ty("Vec", 16, 8)
+        b.callee(f"heavy{rows}", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def heavy{rows}(self, t: {big_ty}, a: {small_ty}) -> {small_ty}:
+        tb = pl.tile.muls(t, 2.0)
+        tbs = pl.tile.slice(tb, [16, 8], [0, 0])
+        nxt2 = pl.tile.add(a, tbs)
+        return nxt2
+""")
+        b.emit(f"    nxt2 = self.heavy{rows}(big, nxt)")
         b.emit("    res = pl.yield_(nxt2)")
     elif form == "inner-loop":
         b.emit("    for j, (a2,) in pl.range(2, init_values=(nxt,)):")

@@ -22,10 +22,12 @@ from itertools import accumulate, islice, repeat
 
 from ..rules.hoist import MILLI
 from ..ir.copies import copies as copy_statements, known_bytes
-from ..ir.effects import Effects, Point, call_of, function_effects, op_effect, operand_index
+from ..ir.effects import (Effects, Point, call_of, callee_name, function_effects, op_effect,
+                          operand_index)
 from ..ir.exprs import Call, Var, VarRef, const_int, const_shape, free_vars
 from ..ir.stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
-                        ReturnStmt, Stmt, WhileStmt, YieldStmt, stmt_exprs)
+                        Program, ReturnStmt, Stmt, WhileStmt, YieldStmt, stmt_exprs)
+from ..ir.summaries import call_summaries
 from ..ir.ops import Role, Storage
 from ..ir.target import CAPACITY, copy_bytes
 from ..ir.types import MemorySpace, TileType
@@ -149,9 +151,43 @@ class HoistFacts:
     refused: dict[tuple[Window, int], str] = field(default_factory=dict)
 
 
+def callee_peak(program: Program, name: str, seen: frozenset = frozenset()) -> dict[str, int]:
+    """Per memory space, the most bytes program function ``name`` holds at once of buffers it
+    allocates itself (its temporaries and its result; the tiles it is passed are its
+    caller's), its own calls' peaks included; once per program.  A recursive cycle adds
+    nothing for the call that closes it."""
+    try:
+        fn = program.function(name)
+    except KeyError:
+        return {}
+    sums = call_summaries(program)
+    key = ("peak", name)
+    if key in sums.memo:
+        return sums.memo[key]  # type: ignore[return-value]
+    fx = sums.effects(fn)
+    if fx.size == 0:
+        return {}
+    facts = _Facts(fn, fx, None, CostModel(), program)  # type: ignore[arg-type]
+    facts._seen = seen | {name}
+    # (what it returns is the call's result: the caller counts that buffer from the call on)
+    facts._skip = {fx.storage(e.var) for r in fx.stmts if type(r) is ReturnStmt
+                   for e in r.values if type(e) is VarRef}  # type: ignore[attr-defined]
+    profile = facts.live_bytes(set(DEFAULT_CAPACITY), list(range(1, fx.size + 1)))
+    peak = {mem: max(at.values()) for mem, at in profile.items() if at}
+    if not seen:  # (a peak cut short by a cycle is not memoized)
+        sums.memo[key] = peak
+    return peak
+
+
 class _Facts:
-    def __init__(self, fn: Function, fx: Effects, enc: Encoding, model: CostModel):
+    def __init__(self, fn: Function, fx: Effects, enc: Encoding, model: CostModel,
+                 program: Program | None = None):
         self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
+        #: the program, for the temporaries of the functions a loop body calls
+        self.program = program
+        self._seen: frozenset = frozenset()
+        #: storage classes whose buffers the profile leaves out (:func:`callee_peak`)
+        self._skip: set[Var] = set()
         self.weight = Weights(fx, model)
         self.out = HoistFacts()
         self._inside: dict[Window, bool] = {}
@@ -326,7 +362,7 @@ class _Facts:
         points = fx.points
         for v, (pos, _path) in fx.defs.items():
             s = stmts[pos]
-            if not self.allocates(v, s):
+            if not self.allocates(v, s) or (self._skip and storage(v) in self._skip):
                 continue
             last = class_read.get(storage(v), 0)
             if last > pos:  # read in a loop its definition is outside of: every trip reads it
@@ -357,6 +393,19 @@ class _Facts:
                 d = diff[mem] = [0] * (len(qs) + 1)
             d[i] += nbytes
             d[j] -= nbytes
+        # a call of a program function holds the callee's own buffers while it runs: its peak
+        # at the call's point (the caller's buffers there are live beside them)
+        if self.program is not None:
+            for k, q in enumerate(qs):
+                call = call_of(stmts[q])  # type: ignore[arg-type]
+                name = callee_name(call.op) if call is not None else None
+                if name is None or name in self._seen:
+                    continue
+                for mem, nbytes in callee_peak(self.program, name, self._seen).items():
+                    if mem in mems and nbytes:
+                        d = diff.setdefault(mem, [0] * (len(qs) + 1))
+                        d[k] += nbytes
+                        d[k + 1] -= nbytes
         return {mem: dict(zip(qs, accumulate(d))) for mem, d in diff.items()}
 
     def run(self) -> HoistFacts:
@@ -446,9 +495,11 @@ class _Facts:
         return self.out
 
 
-def hoist_facts(fn: Function, fx: Effects, enc: Encoding, model: CostModel) -> HoistFacts:
-    """The rows ``rules.hoist`` reads (see the module docstring)."""
-    return _Facts(fn, fx, enc, model).run()
+def hoist_facts(fn: Function, fx: Effects, enc: Encoding, model: CostModel,
+                program: Program | None = None) -> HoistFacts:
+    """The rows ``rules.hoist`` reads (see the module docstring); ``program``: the functions
+    ``fn`` calls, whose temporaries count in the loops that call them."""
+    return _Facts(fn, fx, enc, model, program).run()
 
 
 def dynamic_copy_bytes(fn: Function, model: CostModel, strict: bool = False) -> int:

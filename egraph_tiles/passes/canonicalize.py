@@ -97,7 +97,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
         return _skipped(fn, report, "no canonical tile.slice")
     t0 = time.perf_counter()
     model = opts.cost_for(fn.name)
-    hoists = hoist_facts(fn, fx, enc, model)
+    hoists = hoist_facts(fn, fx, enc, model, program)
     failed = f"the e-graph failed on function {fn.name!r}"
     with schedule.egglog_errors(failed):
         eg = eg if eg is not None else schedule.new_egraph(statements=fx.size)

@@ -83,3 +83,28 @@ for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
 """
     # t (2048 B) and u (2048 B) coexist at the first add: 4608 + 4096
     assert "Vec would hold 8704 B live + 512 B" in refusal(T + body)
+
+
+def test_the_temporaries_of_a_function_the_loop_body_calls_count_at_the_call():
+    body = """
+for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
+    w = pl.tile.slice(local, [16, 8], [0, 3])
+    nxt = pl.tile.add(acc, w)
+    r = self.heavy(nxt)
+    res = pl.yield_(r)
+"""
+    heavy = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def heavy(self, a: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]:
+        t = pl.tile.create([16, 32], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        u = pl.tile.add(t, t)
+        s = pl.tile.slice(u, [16, 8], [0, 0])
+        r = pl.tile.add(a, s)
+        return r
+"""
+    rep = et.Report()
+    et.canonicalize_tile_slice(et.parse_program(kernel(X, T + body, more=heavy)), report=rep,
+                               options=Options(cost=TINY))
+    (d,) = [d for d in rep.functions[0].decisions if d.decision == "copy"]
+    # local, z, nxt and r (5632 B) beside heavy's own t and u (4096 B; its result is r)
+    assert "Vec would hold 9728 B live + 512 B" in d.reason
