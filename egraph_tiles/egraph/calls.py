@@ -47,9 +47,10 @@ __all__ = ["PREFIX", "callee_name", "param_uses", "result_uses", "result_written
            "returned_param", "role_of", "whole_source"]
 
 
-def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
-    """How the program function called as ``op`` uses its parameter ``index`` (see the module
-    docstring); ``{"opaque"}`` when the function or the parameter is unknown."""
+def param_uses(program: Program, op: str, index: int | str) -> frozenset[str]:
+    """How the program function called as ``op`` uses its parameter ``index`` (a position, or
+    the parameter's name for a keyword argument; see the module docstring); ``{"opaque"}``
+    when the function or the parameter is unknown."""
     return _memo(program, ("param", op, index), lambda: _uses(program, op, index, frozenset()))
 
 
@@ -61,19 +62,21 @@ def _memo(program: Program, key: tuple, compute):
     return memo[key]
 
 
-def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[str]:
+def _uses(program: Program, op: str, index: int | str, seen: frozenset) -> frozenset[str]:
     name = callee_name(op)
     try:
         fn = program.function(name) if name is not None else None
     except KeyError:
         fn = None
-    if fn is None or index >= len(fn.params):
+    if fn is not None and isinstance(index, str):  # (a keyword argument: its parameter)
+        index = next((i for i, p in enumerate(fn.params) if p.var.name == index), len(fn.params))
+    if fn is None or index >= len(fn.params):  # type: ignore[operator]
         return frozenset({"opaque"})
     if (name, index) in seen:  # a recursive call: what the other frames do is collected there
         return frozenset()
     seen = seen | {(name, index)}
     return _value_uses(program, fn, call_summaries(program).effects(fn),  # type: ignore[union-attr]
-                       fn.params[index].var, seen)
+                       fn.params[index].var, seen)  # type: ignore[index]
 
 
 def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Var],
@@ -212,7 +215,7 @@ def returned_param(program: Program, op: str) -> int | None:
 def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset) -> set[str]:
     op = ops.lookup(op_name)
     if op is None:
-        if callee_name(op_name) is not None and isinstance(k, int):
+        if callee_name(op_name) is not None:
             return set(_uses(program, op_name, k, seen))
         return {"opaque"}
     out: set[str] = set()

@@ -110,7 +110,7 @@ class CallUses:
     def callee_uses(self, op: str, k: int | str) -> frozenset[str]:
         """What the program function ``op`` does with operand ``k`` (egraph.calls; summarized
         once per operand, not once per call)."""
-        if self.program is None or not isinstance(k, int):
+        if self.program is None:
             return frozenset({"opaque"})
         uses = self._callee.get((op, k))
         if uses is None:

@@ -344,6 +344,11 @@ class Interpreter(ABC):
             fn = self.program.function(c.op[5:])
             args = [self.eval(a, env) for a in c.args]
             callee_env = {id(p.var): a for p, a in zip(fn.params, args)}
+            by_name = {p.var.name: p.var for p in fn.params}
+            for name, a in c.kwargs:  # (a keyword argument binds the parameter of its name)
+                if name not in by_name:
+                    raise SimError(f"{c.op} has no parameter {name!r}")
+                callee_env[id(by_name[name])] = self.eval(a, env)
             vals = self._call_function(fn, callee_env)
             return vals[0] if len(vals) == 1 else tuple(vals)
         opdef = REGISTRY.get(c.op)
