@@ -40,6 +40,9 @@ domain, capacity)``.
 
 from __future__ import annotations
 
+import ast
+import re
+import textwrap
 from typing import Sequence, TypeVar
 
 from hypothesis import strategies as st
@@ -1107,6 +1110,25 @@ def _callee_use(b: _RouteBuilder, op: str, args: str, params: str, ret: str, res
     b.emit(f"{result} = self.{fn}({actual})")
 
 
+def _keyword_calls(b: _RouteBuilder) -> None:
+    """Spell some calls of the program's functions in the kernel with keyword arguments
+    (``self.fill(u=p, t=w)``, in reverse order): each argument is the parameter of its name."""
+    params: dict[str, list[str]] = {}
+    for name, text in b.callees.items():
+        fn = next(n for n in ast.walk(ast.parse(textwrap.dedent(text)))
+                  if isinstance(n, ast.FunctionDef))
+        params[name] = [a.arg for a in fn.args.args[1:]]
+
+    def spell(m: re.Match) -> str:
+        names, args = params.get(m.group(1)), [a.strip() for a in m.group(2).split(",")]
+        if names is None or len(names) != len(args) or not b.flip():
+            return m.group(0)
+        b.tags.add("keyword-call")
+        return f"self.{m.group(1)}({', '.join(f'{n}={a}' for n, a in reversed(list(zip(names, args))))})"
+
+    b.lines = [re.sub(r"self\.(\w+)\(([\w, ]+)\)", spell, ln) for ln in b.lines]
+
+
 @st.composite
 def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: str | None = None,
                 with_text: bool = False):
@@ -1150,6 +1172,8 @@ def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: s
         _hoist_case(b, route)
     else:
         _capacity_case(b)
+    if route in (None, "keyword"):
+        _keyword_calls(b)
     body = "\n".join(" " * 8 + ln for ln in b.lines)
     text = ROUTE_KERNEL.format(extra=b.extra_params, src=f"{b.src_shape[0]}, {b.src_shape[1]}",
                                body=body, callees="".join(b.callees.values()))

@@ -279,7 +279,7 @@ class _Encoding:
     def call(self, sid: int, c: Call, target: Var | None) -> None:
         d = lookup(c.op)
         try:
-            args = bind(c).args if d is not None else dict(enumerate(c.args))
+            args = bind(c).args if d is not None else program_args(self.program, c)
         except OpTypeError:
             args = dict(enumerate(c.args))
         if c.op == "tile.slice" and target is not None:
@@ -307,6 +307,21 @@ class _Encoding:
             k = params.index(key) if isinstance(key, str) and key in params else key
             if isinstance(k, int) and isinstance(a, VarRef) and self.relevant(a.var):
                 self.row("w_arg", sid, k, self.var(a.var))
+
+
+def program_args(program: Program | None, c: Call) -> dict[int | str, Expr]:
+    """The arguments of a call of a program function (or of an op the registry lacks) by
+    parameter number, a keyword argument numbered by the callee's parameter of that name."""
+    args: dict[int | str, Expr] = dict(enumerate(c.args))
+    name = callee_name(c.op)
+    try:
+        fn = program.function(name) if program is not None and name is not None else None
+    except KeyError:
+        fn = None
+    names = [p.var.name for p in fn.params] if fn is not None else []
+    for key, a in c.kwargs:
+        args[names.index(key) if key in names else key] = a
+    return args
 
 
 def _scalar_definition(s: AssignStmt) -> bool:
@@ -352,7 +367,7 @@ def _relevant(fx: Effects, program: Program | None) -> tuple[set[Var], set[Var],
         call = st.value if type(st) is AssignStmt else None
         if type(call) is Call and call.op in callees:
             k = returned_param(program, call.op)
-            a = call.args[k] if k is not None and k < len(call.args) else None
+            a = program_args(program, call).get(k) if k is not None else None
             if isinstance(a, VarRef):
                 links.append((st.target, a.var))
     for _ in links:  # (to a fixpoint)

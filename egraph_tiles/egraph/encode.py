@@ -105,7 +105,7 @@ class Encoder(CallUses, StmtVisitor):
         self._kinds: dict[str, tuple[bool, bool, bool]] = {}
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
         self._returned: dict[str, int | None] = {}
-        self._contexts: dict[tuple[str, int | None], ops.Role | None] = {}
+        self._contexts: dict[tuple[str, int | str | None], ops.Role | None] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
         #: id of a type -> (the type, :meth:`leaf_facts`, the numbers of the index terms of
         #: its pitch and buffer start once :meth:`leaf` took them and taking them again would
@@ -485,7 +485,7 @@ class Encoder(CallUses, StmtVisitor):
                     continue
                 for k, a in call_operands(call):
                     if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
-                        r = self.context(call.op, k if isinstance(k, int) else None)
+                        r = self.context(call.op, k)
                         if (r is _LEFT or r is _RIGHT) and self.cube_fold(a.var, s) is not None:  # type: ignore[attr-defined]
                             continue  # (folded into an extract there: the slice's own use)
                         if r is ops.Role.CALL and "colx" not in self.callee_uses(call.op, k):

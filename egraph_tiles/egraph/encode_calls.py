@@ -54,8 +54,7 @@ class CallUses:
             if type(v) is VarRef and (v.var in window_of or raw_view and v.var in raw_view
                                       or mat_named and v.var in mat_named):
                 idx = operand_index(call, k)
-                self.use(stmt, ("kwarg", k), v, self.context(call.op, idx if isinstance(idx, int)
-                                                             else None))
+                self.use(stmt, ("kwarg", k), v, self.context(call.op, idx))
         program_call, vector, unclassified = self._kinds.get(call.op) or self.call_kind(call.op)
         if program_call:
             self.raw_call_uses(stmt, call)
@@ -123,7 +122,7 @@ class CallUses:
             self._returned[op] = returned_param(self.program, op)  # type: ignore[arg-type]
         return self._returned[op]
 
-    def context(self, op: str, index: int | None) -> ops.Role | None:
+    def context(self, op: str, index: int | str | None) -> ops.Role | None:
         """The use context of operand ``index`` of a call of ``op`` (:meth:`find_context`, read
         once per operand of each op)."""
         try:
@@ -132,13 +131,13 @@ class CallUses:
             ctx = self._contexts[op, index] = self.find_context(op, index)
             return ctx
 
-    def find_context(self, op: str, index: int | None) -> ops.Role | None:
+    def find_context(self, op: str, index: int | str | None) -> ops.Role | None:
         """The use context of an operand.  For a program function, what it does with the tile
         decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
         use, or a col_expand use together with a vector use or write ``CALL`` (dense and
         aligned); a col_expand use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
-        if not self.is_program_call(op) or index is None:
-            return operand_context(op, index)
+        if not self.is_program_call(op) or index is None:  # (a keyword the registry lacks: None)
+            return operand_context(op, index if isinstance(index, int) else None)
         uses = self.callee_uses(op, index)
         if "cube" in uses:
             return ops.Role.CUBE_CALL
