@@ -292,7 +292,7 @@ class Decoder(StmtMutator):
         w = site.window
         v = self.emit_extract(f"{w.var.name}_{_SUFFIX.get(term[2]) or term[2].lower()}", base, r, c,
                               w.rows, w.cols, term[2], anchor.span, out,
-                              self.alias_target(site, anchor, placement, info.path))
+                              self.alias_target(site, placement, info.path, term[2]))
         self.scopes[-1][key] = v
         # the copy holds the source as of just after the slice (definition) or just before the
         # consumer, whose own write comes after the read
@@ -306,8 +306,8 @@ class Decoder(StmtMutator):
             self.buf_var.setdefault(w.key, v)
         return v
 
-    def alias_target(self, site: UseSite, anchor: Stmt, placement: str,
-                     path: tuple[int, ...]) -> AssignStmt | None:
+    def alias_target(self, site: UseSite, placement: str, path: tuple[int, ...],
+                     mem: str) -> AssignStmt | None:
         """The plain alias ``a = head`` whose own copy this is, when the copy can take the
         alias's name: ``a = tile.extract(...)`` in place of ``head_ext = tile.extract(...)`` and
         ``a = head_ext`` (PyPTO's spelling; the same bytes, one statement fewer).  Only where
@@ -319,7 +319,7 @@ class Decoder(StmtMutator):
             return None
         t = s.target.type
         if not isinstance(t, TileType) or t != self.tile_type(site.window.rows, site.window.cols,
-                                                              t.dtype, "Vec")[1]:
+                                                              t.dtype, mem)[1]:
             return None
         return s
 
