@@ -25,7 +25,10 @@ its address is proven aligned (#1789).  The encoder states each write as ``(Writ
 ``(WrittenBy tile n)`` from a view back to its source window, and ``(WrittenUse k)`` marks a use
 whose value is written.  ``ViewProven`` (0 once written, 1 once an ordinary-operand view of the
 window is proven, merge = max) is read by ``checks`` only after saturation: a written Vec window
-without a proven view is a ``WriteViolation`` (reject, never accept).
+without a proven view is a ``WriteViolation`` (reject, never accept).  A write through an operand
+that has no use context (a matmul accumulator: never rewritten) is also stated as
+``(AsIsWriteRow n t)``; its window is proven a view by its aligned address alone
+(``written-accumulator-aligned-view``).
 
 Unclassified ops: an op whose writes the registry does not know (unregistered,
 or registered without a memory effect) is not assumed read-only.  The encoder states each of its
@@ -99,6 +102,18 @@ RULES = f"""
 (rule ((WrittenBy d n) (ViewOf d s)) ((WrittenBy s n)) :ruleset written :name "written-through-view")
 (rule ((WrittenBy w n) (= w (Win b r c h wd))) ((set (ViewProven w) 0))
       :ruleset written :name "written-window-needs-view")
+; A write through an operand the pass never rewrites (no use context: the accumulator of a
+; matmul-family op, registry role None) reaches the op as the window itself: no copy is ever
+; chosen there, so the only question is whether that view is legal.  A Vec window whose address
+; is provably a multiple of 32 bytes is (#1789, the very proof of ``aligned-vec-view``); without
+; that proof ``ViewProven`` stays 0 and the write is a violation.  (PyPTO's memory-space
+; inference moves a Vec accumulator into a fresh Acc tile before the MAD, so on the device the
+; window is read there, not written; the proof covers both readings.  Without it the pass
+; rejects rather than copy: under the registry's in-place meaning a copy would lose the write.)
+(relation WrittenAsIs (Tile i64))
+(rule ((WrittenAsIs w n) (= w (Win b r c h wd)) (MemOf w "Vec") (= am (AddrMult w))
+       (= (% am {ALIGN_BITS}) 0))
+      ((set (ViewProven w) 1)) :ruleset proven :name "written-accumulator-aligned-view")
 ; a written Vec window with no view proven: a copy would lose the write, an unaligned view can
 ; hang the device (#1789) — a violation
 (rule ((WrittenBy w n) (= w (NT k)) (= w (Win b r c h wd)) (MemOf w "Vec") (= 0 (ViewProven w)))
@@ -210,6 +225,7 @@ LOAD = f"""
 (relation WrittenUse (i64))
 (rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
+(rule (({row("AsIsWriteRow")} n t)) ((WrittenAsIs (NT t) n)) :ruleset load :name "load-as-is-write")
 (rule (({row("RawVecRow")} n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
       :ruleset load :name "load-raw-vector-use")
 (rule ((UseRow k t ctx) (WrittenBy (NT t) n)) ((WrittenUse k)) :ruleset written :name "written-use")

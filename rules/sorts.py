@@ -178,7 +178,8 @@ ROW_TABLES = {**{t: "i64 i64" for t in (
     "PitchRow", "PitchIdxRow", "MemrefRow",  # leaf facts (LOAD below)
     "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # rules.hoist
     "HoistRoomRow",
-    "RawColxRow", "WriteRow", "ScalarWriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow")},  # rules.checks
+    "RawColxRow", "WriteRow", "ScalarWriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow",
+    "AsIsWriteRow")},  # rules.checks
     **IDX_TABLES}
 TAGGED = shared_relations(ROW_TABLES, "In_")
 

@@ -126,6 +126,18 @@ def test_a_new_name_the_function_already_uses_gets_a_fresh_one():
     assert et.structural_equal(et.parse_program(out), after)
 
 
+def test_a_copy_read_through_a_plain_alias_takes_the_alias_line_and_keeps_its_comment():
+    text = COMMENTED.replace(
+        "        scaled = pl.tile.muls(head, 0.5)\n",
+        "        h = head  # the first column\n"
+        "        scaled = pl.tile.muls(h, 0.5)\n")
+    after, out = optimized(text)
+    assert "head = pl.tile.slice" not in out and "head_ext" not in out
+    assert ("        h = pl.tile.extract(local, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)"
+            "  # the first column\n        scaled = pl.tile.muls(h, 0.5)\n") in out
+    assert et.structural_equal(et.parse_program(out), after)
+
+
 def test_an_edit_that_would_not_read_back_falls_back_to_the_canonical_printer(tmp_path):
     # two statements on one line: no whole-line edit removes one of them
     text = COMMENTED.replace(

@@ -84,6 +84,8 @@ class Decoder(StmtMutator):
         self.repl_at: dict[Stmt, dict[tuple, Var]] = {}
         #: plain alias -> the copy it was rewritten to read (``a = head`` became ``a = head_ext``)
         self.alias_of_copy: dict[Var, Var] = {}
+        #: plain aliases whose copy took their name (``a = tile.extract(...)``): dropped
+        self.named_alias: set[Stmt] = set()
         self._tile_types: dict[tuple, tuple[ListExpr, TileType]] = {}
         #: one ``Const`` per literal offset (IR nodes are immutable: statements may share it)
         self._lits: dict[object, Const] = {}
@@ -289,7 +291,8 @@ class Decoder(StmtMutator):
         base, r, c = self.window_parts(term[1], pos, info.path)
         w = site.window
         v = self.emit_extract(f"{w.var.name}_{_SUFFIX.get(term[2]) or term[2].lower()}", base, r, c,
-                              w.rows, w.cols, term[2], anchor.span, out)
+                              w.rows, w.cols, term[2], anchor.span, out,
+                              self.alias_target(site, placement, info.path, term[2]))
         self.scopes[-1][key] = v
         # the copy holds the source as of just after the slice (definition) or just before the
         # consumer, whose own write comes after the read
@@ -302,6 +305,23 @@ class Decoder(StmtMutator):
         if placement == "definition" and anchor is w.stmt:
             self.buf_var.setdefault(w.key, v)
         return v
+
+    def alias_target(self, site: UseSite, placement: str, path: tuple[int, ...],
+                     mem: str) -> AssignStmt | None:
+        """The plain alias ``a = head`` whose own copy this is, when the copy can take the
+        alias's name: ``a = tile.extract(...)`` in place of ``head_ext = tile.extract(...)`` and
+        ``a = head_ext`` (PyPTO's spelling; the same bytes, one statement fewer).  Only where
+        nothing changes but the name: a copy made for this use (at the slice or right before
+        the alias), in the alias's own block, of exactly the alias's declared type."""
+        s = site.stmt
+        if site.slot != ("alias",) or placement == "before loop" or type(s) is not AssignStmt \
+                or self.fx.points[s].path != path or s in self.named_alias:
+            return None
+        t = s.target.type
+        if not isinstance(t, TileType) or t != self.tile_type(site.window.rows, site.window.cols,
+                                                              t.dtype, mem)[1]:
+            return None
+        return s
 
     def _written_since(self, v: Var, site: UseSite, anchor: Stmt, placement: str) -> bool:
         """Whether the source may be written between the creation of the identical copy ``v`` and
@@ -322,14 +342,19 @@ class Decoder(StmtMutator):
         self.buf_var[w.key] = v
 
     def emit_extract(self, stem: str, base: Var, r: Expr, c: Expr, rows: int, cols: int,
-                     mem: str, span: Span, out: list[Stmt]) -> Var:
+                     mem: str, span: Span, out: list[Stmt], alias: AssignStmt | None = None) -> Var:
         """Append ``v = tile.extract(base, r, c, shape=[rows, cols], target_memory=mem)`` to
-        ``out`` (``v`` a fresh name from ``stem``, ``mem`` a memory space's name); returns
-        ``v``."""
+        ``out`` (``v`` a fresh name from ``stem``, or the target of ``alias``, a plain alias
+        statement that is then dropped: :meth:`alias_target`; ``mem`` a memory space's name);
+        returns ``v``."""
         t = base.type
         assert isinstance(t, TileType)
         shape, ty = self.tile_type(rows, cols, t.dtype, mem)
-        v = Var(self.fresh_name(stem), ty)
+        if alias is not None:
+            v = alias.target
+            self.named_alias.add(alias)
+        else:
+            v = Var(self.fresh_name(stem), ty)
         call = Call("tile.extract", (VarRef(base), r, c),
                     (("shape", shape), ("target_memory", _MEMORY_SYMBOL[mem])))
         out.append(AssignStmt(v, call, span))
@@ -398,7 +423,8 @@ class Decoder(StmtMutator):
         if type(s) is not AssignStmt:
             out.append(super().mutate(s))  # type: ignore[arg-type]
             return out
-        out.append(self.visit_AssignStmt(s))  # type: ignore[arg-type]
+        if s not in self.named_alias:  # (an alias whose copy took its name is that copy)
+            out.append(self.visit_AssignStmt(s))  # type: ignore[arg-type]
         copies = self.def_copies.get(s)
         if copies is not None:
             for site, term in copies:

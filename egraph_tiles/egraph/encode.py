@@ -541,6 +541,12 @@ class Encoder(CallUses, StmtVisitor):
             else:
                 self.row("WriteRow", k, self.tile(w.var))
                 self.enc.writes.append(WriteSite(k, stmt, w.var, w.op))
+                if w.var.type.memory is not MemorySpace.Acc \
+                        and self.context(w.op, w.index if isinstance(w.index, int) else None) is None:
+                    # an operand with no use context (a matmul accumulator) is never rewritten:
+                    # the write lands in the window itself (rules.checks ``WrittenAsIs``; only a
+                    # Vec window needs its proof: none is stated for a declared Acc one)
+                    self.row("AsIsWriteRow", k, self.tile(w.var))
         # (a call's edges are its write-back and view edges; only a view's may join a non-tile)
         for e in self._edges.get(stmt, ()):
             dst, src = e.dst, e.src

@@ -329,6 +329,12 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
                                     z3.Or(a[0].rows == 1, a[0].cols == _root_pitch(a[0].root))),
     "DenseUse": lambda k, a, v: z3.Or(a[0] == z3.StringVal(Role.CALL),
                                       a[0] == z3.StringVal(Role.DENSE)),
+    # rules/checks.py: a written window proven a legal view (1: not Vec, or at an aligned
+    # address; 0 claims nothing), and a write through an operand never rewritten (no claim:
+    # where the write lands is the encoder's statement)
+    "ViewProven": lambda k, a, v: z3.Or(v == 0, _root_mem(a[0].root) != z3.StringVal("Vec"),
+                                        divides(NUM.val(ALIGN_BITS), addr(a[0]))),
+    "WrittenAsIs": lambda k, a, v: z3.BoolVal(True),
     "cost_table_Copy": lambda k, a, v: v == tdiv(a[0].rows * a[0].cols * _root_bits(a[0].root), 8),
     # rules/affine.py interval bounds
     "lin_lo": lambda k, a, v: v <= a[0], "lin_hi": lambda k, a, v: a[0] <= v,

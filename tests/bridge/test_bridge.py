@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 
-pypto = pytest.importorskip("pypto", reason="needs a PyPTO build")
+pytest.importorskip("pypto.language", reason="needs a PyPTO build")  # (not a folder named pypto)
 pytestmark = pytest.mark.pypto
 
 import pypto.language as pl  # noqa: E402
@@ -51,6 +51,42 @@ MATMUL = textwrap.dedent("""\
             return out1
     """)
 
+#: a copy of an unaligned column window bound to a plain alias of it, read through the alias
+ALIASED = textwrap.dedent("""\
+    import pypto.language as pl
+
+
+    @pl.program
+    class K:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+            t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+            w: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 8], [0, 3])
+            w_alias: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = w
+            y: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(w_alias, 2.0)
+            out1: pl.Tensor[[16, 8], pl.FP32] = pl.tile.store(y, [0, 0], out)
+            return out1
+    """)
+
+#: the second of two [16, 64] FP32 row pages of a Vec buffer as a matmul accumulator (aligned)
+ACC_PAGE = textwrap.dedent("""\
+    import pypto.language as pl
+
+
+    @pl.program
+    class K:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[16, 32], pl.BF16], b: pl.Tensor[[32, 64], pl.BF16], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+            am: pl.Tile[[16, 32], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+            bm: pl.Tile[[32, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [32, 64], target_memory=pl.Mem.Mat)
+            buf: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            page: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(buf, [16, 64], [16, 0])
+            acc: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(page, am, bm)
+            buf_1: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(buf, acc, [16, 0])
+            out1: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(buf_1, [0, 0], out)
+            return out1
+    """)
+
 
 @pytest.mark.parametrize("text", [UNALIGNED, MATMUL], ids=["unaligned-vec", "mat-matmul"])
 def test_the_output_is_a_pypto_program_its_own_pass_leaves_unchanged(text):
@@ -59,7 +95,8 @@ def test_the_output_is_a_pypto_program_its_own_pass_leaves_unchanged(text):
     ir.assert_structural_equal(passes.canonicalize_tile_slice()(out), out)
 
 
-@pytest.mark.parametrize("text", [UNALIGNED, MATMUL], ids=["unaligned-vec", "mat-matmul"])
+@pytest.mark.parametrize("text", [UNALIGNED, MATMUL, ALIASED, ACC_PAGE],
+                         ids=["unaligned-vec", "mat-matmul", "alias-of-copy", "vec-accumulator-page"])
 def test_our_pass_agrees_with_pypto_where_it_folds_the_same_windows(text):
     prog = pl.parse(text, filename="k.py")
     ir.assert_structural_equal(bridge.canonicalize_tile_slice()(prog),

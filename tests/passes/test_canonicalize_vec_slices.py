@@ -93,25 +93,51 @@ pl.tile.tpush_to_aiv(head_ext)
 """)
 
 
-def test_plain_alias_escape_is_materialized():
+def test_plain_alias_escape_is_materialized_under_the_alias_name():
     assert_canonicalizes(X, T + """
 head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 1], [0, 1])
 h2 = head
 """, T + """
-head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
-h2 = head_ext
+h2: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
 """)
 
 
-def test_consumer_of_a_plain_alias_keeps_reading_the_alias_of_the_copy():
+def test_consumer_of_a_plain_alias_reads_the_copy_under_the_alias_name():
     assert_canonicalizes(X, T + """
 head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 1], [0, 1])
 head_alias = head
 y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_alias, 0.5)
 """, T + """
-head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
-head_alias = head_ext
+head_alias: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
 y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_alias, 0.5)
+""")
+
+
+def test_a_slice_read_before_its_alias_shares_one_copy_under_the_slice_name():
+    # the first use makes the copy (head_ext); the alias then names that shared copy
+    assert_canonicalizes(X, T + """
+head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 1], [0, 1])
+y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head, 0.5)
+head_alias = head
+z: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_alias, 2.0)
+""", T + """
+head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
+y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_ext, 0.5)
+head_alias = head_ext
+z: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_alias, 2.0)
+""")
+
+
+def test_an_alias_declared_with_another_type_keeps_its_statement():
+    # the copy's type is [16, 1] FP32 Vec; an alias carrying more (a valid shape) is not renamed
+    assert_canonicalizes(X, T + """
+head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[8, 1])] = pl.tile.slice(t, [16, 1], [0, 1])
+head_alias = head
+y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(head_alias, 0.5)
+""", T + """
+head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
+head_alias: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[8, 1])] = head_ext
+y: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[8, 1])] = pl.tile.muls(head_alias, 0.5)
 """)
 
 
