@@ -86,7 +86,9 @@ class Instructions:
         pairs = list(zip(arg_nodes, args)) if len(arg_nodes) == len(args) else []
         pairs += [(k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs]
         whole = [(n, v) for n, v in pairs if isinstance(v, Tensor) and v.from_access not in views]
-        rec = CallRecord(node, short if lang else "", self.instruction, args, kwargs, whole)
+        rec = CallRecord(node, short if lang else "", self.instruction, args, kwargs, whole,
+                         local_names=self.local_names[-1] if self.local_names else None,
+                         in_helper=self.depth > 0)
         self.out.calls.append(rec)
         self._records[id(node)] = rec
         for acc in collect:

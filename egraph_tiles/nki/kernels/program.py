@@ -39,6 +39,7 @@ from egraph_tiles.nki.index.masks import TileMask
 from egraph_tiles.nki.index.symint import Value, sym_evaluate, sym_text
 from egraph_tiles.nki.kernels.analyze import AccessReport, KernelReport, _vars_of
 from egraph_tiles.nki.kernels.calls import CALLS
+from egraph_tiles.nki.kernels.statements import UNNAMED, scope_names
 from egraph_tiles.nki.kernels.values import CallRecord, Tensor
 
 __all__ = ["ProgramCheck", "check_program"]
@@ -344,7 +345,11 @@ class _Checker:
                     return self.refuse(own, f"operand `{ast.unparse(node)}` would be empty or "
                                        "cannot be narrowed")
                 where = _axes_of(len(w.shape), len(box)) or []
-                text = [self._slice_text(k, d, box) for d, k in zip(w.shape, where)]
+                text = [self._slice_text(rec, k, d, box) for d, k in zip(w.shape, where)]
+                if any(UNNAMED in t for t in text):
+                    return self.refuse(own, f"operand `{ast.unparse(node)}` would be sliced "
+                                       "with loop variables of a helper's caller that are not "
+                                       "its parameters")
                 prev = slices.setdefault(id(node), (node, text))
                 if prev[1] != text:
                     return self.refuse(own, f"operand `{ast.unparse(node)}` needs different "
@@ -365,11 +370,12 @@ class _Checker:
     def _count(first: Value, end: Value, env: dict[str, int]) -> int:
         return int(sym_evaluate(end, env)) - int(sym_evaluate(first, env))
 
-    def _slice_text(self, k: int, n: int, box: list[tuple[Value, Value]]) -> str:
+    def _slice_text(self, rec: CallRecord, k: int, n: int, box: list[tuple[Value, Value]]
+                    ) -> str:
         if n == 1:
             return "0:1"
         first, end = box[k]
-        names = self.report.read.source_names
+        names = scope_names(self.report, rec.in_helper, rec.local_names)
         return f"{sym_text(first, names)}:{sym_text(end, names)}"
 
     def required(self, w: Tensor, legacy: tuple[int, ...] | None,

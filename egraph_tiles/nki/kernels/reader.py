@@ -406,7 +406,9 @@ class Reader(ParameterScope, Subscripts, Instructions):
             if isinstance(value, Tensor):  # tile arithmetic: an elementwise instruction
                 whole = [(n, v) for n, v in ((node.left, a), (node.right, b))
                          if isinstance(v, Tensor)]
-                rec = CallRecord(node, "", self.instruction, [a, b], {}, whole, value)
+                rec = CallRecord(node, "", self.instruction, [a, b], {}, whole, value,
+                                 local_names=self.local_names[-1] if self.local_names else None,
+                                 in_helper=self.depth > 0)
                 self.out.calls.append(rec)
                 value.producer = rec
             return value

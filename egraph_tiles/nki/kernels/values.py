@@ -137,6 +137,9 @@ class CallRecord:
     kwargs: dict[str, Any]
     whole: list[tuple[ast.expr, Tensor]]
     result: Any = None
+    # inside a helper: symbol -> the helper's parameter bound to it (as RawAccess.local_names)
+    local_names: dict[str, str] | None = None
+    in_helper: bool = False
 
 
 @dataclass
@@ -361,16 +364,25 @@ def expand_ellipsis(subs: list[Any], rank: int, node: ast.AST) -> list[Any]:
 
 
 def assigned_names(st: ast.stmt) -> list[str]:
-    """Every name a statement (or a block nested in it) assigns."""
-    out = []
+    """Every name a statement (or a block nested in it) binds.  ``t[i] = v`` and ``o.a = v``
+    bind no name: they write into ``t`` / ``o``, and ``i`` keeps its value."""
+    out: list[str] = []
+
+    def bound(t: ast.expr) -> None:
+        if isinstance(t, ast.Name):
+            out.append(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                bound(e)
+        elif isinstance(t, ast.Starred):
+            bound(t.value)
+
     for node in ast.walk(st):
-        targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)):
-            targets = [node.target]
-        for t in targets:
-            out += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+            for t in node.targets:
+                bound(t)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
+            bound(node.target)
     return out
 
 
