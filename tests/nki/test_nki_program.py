@@ -302,3 +302,26 @@ def test_helper_condition_on_a_caller_variable_it_cannot_name_is_not_rewritten()
     assert any("loop variables of its caller that are not its parameters" in f.message
                for f in mig.findings), mig.findings
     assert compare(src, mig.source, "k", shapes) == []
+
+
+NARROWED_INTO_WHOLE = """\
+i_p = nl.arange(128)[:, None]
+i_f = nl.arange(8)[None, :]
+for h in nl.affine_range(2):
+    t = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
+    x = nl.load(a[h * 128 + i_p, i_f], mask=(h * 128 + i_p < 200))
+    t[:, :] VALUE
+    nl.store(out[h * 128 + i_p, i_f], value=t, mask=(h * 128 + i_p < 200))
+"""
+
+
+@pytest.mark.parametrize("value", ["= x * 2.0", "= nl.exp(x)", "= x", "+= x"])
+def test_narrowed_tile_written_into_a_whole_destination_keeps_its_mask(value):
+    """`t[:, :] = ...` keeps the legacy tile's 128 rows: a value narrowed to 72 rows in the
+    last iteration would not fit it, so the load that would narrow it keeps its mask."""
+    src = _kernel(NARROWED_INTO_WHOLE.replace("VALUE", value))
+    shapes = {"a": (200, 8), "out": (200, 8)}
+    mig = _migrate(src, shapes)
+    load = next(line for line in mig.source.splitlines() if "nl.load" in line)
+    assert "mask=" in load, mig.source
+    assert compare(src, mig.source, "k", shapes) == []

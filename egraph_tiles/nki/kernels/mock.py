@@ -62,6 +62,12 @@ class _Anything(types.ModuleType):
             return args[0]
         return _Anything(self.__name__)
 
+    def __getitem__(self, key: Any) -> Any:  # `os.environ["X"]`, `Tuple[...]` annotations
+        return _Anything(self.__name__)
+
+    def __setitem__(self, key: Any, value: Any) -> None:  # `os.environ["X"] = ...`
+        return None
+
 
 class _State:
     run: Run

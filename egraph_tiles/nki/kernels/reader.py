@@ -203,6 +203,7 @@ class Reader(ParameterScope, Subscripts, Instructions):
                     if acc.mask is None:
                         acc.mask, acc.mask_node, acc.call_node = masked[0], masked[1], st.value
                         acc.record = self._records.get(id(st.value))
+            self._written(st.value, value, n0)
         elif isinstance(st, ast.AnnAssign):
             if st.value is not None:
                 self._bind(st.target, self.expr(st.value, env), env, st)
@@ -294,9 +295,30 @@ class Reader(ParameterScope, Subscripts, Instructions):
             cur = self._name(st.target, env)
             env[st.target.id] = binop(st.op, cur, value, st)
         elif isinstance(st.target, ast.Subscript):
+            n0 = len(self.out.accesses)
             self._subscript(st.target, env, role="src")
             self._subscript(st.target, env, role="dst")
+            self._written(st.value, value, n0)
         # an attribute target (`obj.x += 1`) is not an access
+
+    def _written(self, node: ast.expr, value: Any, n0: int) -> None:
+        """``t[...] = v`` / ``t[...] += v``: the destination takes the shape of the tile written
+        into it.  It becomes an access of the instruction that computes ``v`` in the statement
+        (or of a copy instruction when ``v`` names a tile computed earlier), so the program
+        check sees a narrowed value meet a destination that is not narrowed with it."""
+        if not isinstance(value, Tensor) or value.producer is None:
+            return
+        dsts = [a for a in self.out.accesses[n0:] if a.role == "dst" and a.record is None]
+        if not dsts:
+            return
+        rec = value.producer
+        if rec.node is not node:
+            rec = CallRecord(node, "", self.instruction, [value], {}, [(node, value)],
+                             local_names=self.local_names[-1] if self.local_names else None,
+                             in_helper=self.depth > 0)
+            self.out.calls.append(rec)
+        for acc in dsts:
+            acc.record = rec
 
     def _for(self, st: ast.For, env: dict[str, Any]) -> None:
         it = st.iter
