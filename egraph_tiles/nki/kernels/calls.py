@@ -91,8 +91,14 @@ def _transpose(args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Shape
 
 
 def _reduce(args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Shape:
-    return reduce_shape(_shape(args[0]) if args else None, kwargs.get("axis"),
-                        kwargs.get("keepdims", False))
+    """``nl.sum(x, axis)``, and ``nisa.tensor_reduce(op, data, axis)`` whose tile comes after
+    its operation (positionally or as ``data=``)."""
+    at = next((k for k, a in enumerate(args) if isinstance(a, Tensor)), None)
+    x = kwargs.get("data", kwargs.get("x", args[at] if at is not None else None))
+    axis = kwargs.get("axis")
+    if axis is None and at is not None and x is args[at] and at + 1 < len(args):
+        axis = args[at + 1]
+    return reduce_shape(_shape(x), axis, kwargs.get("keepdims", False))
 
 
 def _elementwise(args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Shape:

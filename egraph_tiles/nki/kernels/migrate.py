@@ -59,6 +59,7 @@ from egraph_tiles.nki.kernels.statements import (
     UNNAMED,
     access_names,
     guard_text,
+    guards_consistent,
 )
 from egraph_tiles.nki.index.symint import SymInt, Value, sym_evaluate, sym_text
 
@@ -356,9 +357,14 @@ def migrate_kernel(report: KernelReport) -> Migration:
     src = _Source(source)
     accepted = set(chosen)
     _unrolled_plan(report, chosen, accepted, findings)
-    guarded = _guard_plan(report, chosen, accepted, findings)
-    check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
-    for nid, why in check.refused.items():
+    refused: dict[int, str] = {}
+    while True:  # until every tile bound under an `if` is read under it (a refusal re-checks)
+        guarded = _guard_plan(report, chosen, accepted, findings)
+        check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
+        refused.update(check.refused)
+        if guards_consistent(report, guarded, accepted, findings):
+            break
+    for nid, why in refused.items():
         node = chosen[nid][1][0].raw.node
         findings.append(Finding(node.lineno, f"not migrated: {ast.unparse(node)}: {why}",
                                 "migration"))

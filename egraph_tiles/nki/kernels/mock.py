@@ -305,6 +305,10 @@ def _mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray | None:
         return None
 
 
+#: the result of an instruction whose mask is off everywhere
+_OFF = "off"
+
+
 def _new_tile(shape: tuple[int, ...], values: np.ndarray | None = None) -> Tensor:
     _S.tiles += 1
     data = np.full(shape, np.nan) if values is None else np.array(values, dtype=np.float64)
@@ -315,7 +319,7 @@ def _compute(kind: str, f: Any, *ts: Any, mask: Any = None, **_: Any) -> Tensor:
     shape = _instr_shape(*ts)
     m = _mask(mask, shape)
     if m is not None and not m.any():  # switched off: the instruction does nothing
-        return Tensor("off", np.full(shape, np.nan))
+        return Tensor(_OFF, np.full(shape, np.nan))
     vals, touched = zip(*[_operand(t, m, shape) for t in ts]) if ts else ((), ())
     out = _new_tile(shape, f(*vals))
     if m is not None and out.shape == shape:
@@ -326,6 +330,8 @@ def _compute(kind: str, f: Any, *ts: Any, mask: Any = None, **_: Any) -> Tensor:
 
 def _store(dst: Tensor, value: Any, mask: Any) -> None:
     """A write (``nl.store``, ``nisa.tensor_copy(dst=...)``, ``t[...] = v``: one kind)."""
+    if isinstance(value, Tensor) and value.name == _OFF:
+        return  # the value of an instruction its mask switched off: nothing is written
     if isinstance(value, Tensor) and value.shape != dst.shape:
         if _squeezed(value.shape) == _squeezed(dst.shape) and value.shape[:1] == dst.shape[:1]:
             # size-1 free axes are no axes: a (64, 1) tile fills a (64,) destination

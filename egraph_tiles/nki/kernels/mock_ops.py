@@ -10,6 +10,7 @@ hardware's precision.  A call the mock does not model raises ``AttributeError`` 
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,7 @@ import numpy as np
 
 from egraph_tiles.nki.kernels.mock import (
     _NP_DTYPES,
+    _OFF,
     DS,
     Arange,
     Idx,
@@ -59,7 +61,7 @@ def _instr(kind: str, shape: tuple[int, ...], operands: list[Any], values: np.nd
     transpose, statistics): every defined element of every operand is read."""
     m = _mask(mask, shape)
     if m is not None and not m.any():
-        return Tensor("off", np.full(shape, np.nan))
+        return Tensor(_OFF, np.full(shape, np.nan))
     touched = []
     for t in operands:
         if isinstance(t, Tensor):
@@ -95,7 +97,7 @@ def _matmul(stationary: Tensor, moving: Tensor, mask: Any = None, **_: Any) -> T
     if a.shape[0] != b.shape[0]:
         _S.problem(f"shape: matmul of {stationary.shape} and {moving.shape}: the partition "
                    "axes differ")
-        return Tensor("off", np.full((a.shape[1], b.shape[1]), np.nan))
+        return Tensor(_OFF, np.full((a.shape[1], b.shape[1]), np.nan))
     return _instr("matmul", (a.shape[1], b.shape[1]), [stationary, moving], a.T @ b, mask)
 
 
@@ -105,7 +107,7 @@ def _nl_matmul(x: Tensor, y: Tensor, transpose_x: bool = False, mask: Any = None
     b = _matrix(y)
     if a.shape[0] != b.shape[0]:
         _S.problem(f"shape: matmul of {x.shape} and {y.shape} does not contract")
-        return Tensor("off", np.full((a.shape[1], b.shape[1]), np.nan))
+        return Tensor(_OFF, np.full((a.shape[1], b.shape[1]), np.nan))
     return _instr("matmul", (a.shape[1], b.shape[1]), [x, y], a.T @ b, mask)
 
 
@@ -227,12 +229,14 @@ def _bn_stats(data: Tensor, mask: Any = None, **_: Any) -> Tensor:
     m = _mask(mask, data.shape)
     on = np.ones(v.shape, bool) if m is None else m.reshape(v.shape)
     if not on.any():
-        return Tensor("off", np.full((data.shape[0], _BN), np.nan))
+        return Tensor(_OFF, np.full((data.shape[0], _BN), np.nan))
     _, touched = _operand(data, m, data.shape)
-    n = on.sum(axis=1, keepdims=True)
-    mean = np.where(on, v, 0).sum(axis=1, keepdims=True) / np.maximum(n, 1)
-    m2 = np.where(on, (v - mean) ** 2, 0).sum(axis=1, keepdims=True)
-    out = _new_tile((v.shape[0], _BN), np.hstack([n, mean, m2, np.zeros((v.shape[0], 3))]))
+    rows = np.zeros((v.shape[0], _BN))
+    for r in range(v.shape[0]):  # exactly rounded sums: a masked row equals a narrowed one
+        x = v[r, on[r]]
+        mean = math.fsum(x) / max(x.size, 1)
+        rows[r, :3] = x.size, mean, math.fsum((x - mean) ** 2)
+    out = _new_tile(rows.shape, rows)
     _S.run.events.append(Event(_S.line(), "bn_stats", [touched] if touched else []))
     return out
 
@@ -242,7 +246,7 @@ def _bn_aggr(data: Tensor, mask: Any = None, **_: Any) -> Tensor:
     v = data.values().reshape(data.shape[0], -1)
     if v.shape[1] % _BN:
         _S.problem(f"shape: bn_aggr of {data.shape}: not groups of {_BN} columns")
-        return Tensor("off", np.full((data.shape[0], 2), np.nan))
+        return Tensor(_OFF, np.full((data.shape[0], 2), np.nan))
     g = v.reshape(v.shape[0], -1, _BN)
     n, mean, m2 = g[..., 0], g[..., 1], g[..., 2]
     total = n.sum(axis=1)

@@ -276,6 +276,8 @@ class _Checker:
             return box  # elementwise (the table's default): the result has the box
         if spec is not None and spec.shape is CALLS["sum"].shape:
             axis, keep = rec.kwargs.get("axis"), rec.kwargs.get("keepdims", False)
+            if axis is None:  # given positionally: not followed
+                return None
             axes = set(axis if isinstance(axis, (tuple, list)) else (axis,))
             axes = {a % len(box) for a in axes if isinstance(a, int)}
             return [((0, 1) if k in axes else b) for k, b in enumerate(box)

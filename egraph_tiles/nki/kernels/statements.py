@@ -187,13 +187,41 @@ def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessRe
         if not why:
             plan.append((st, conds[0], reps))
             continue
-        for r in reps:
-            if id(r.raw.node) in accepted:
-                accepted.discard(id(r.raw.node))
-                findings.append(Finding(r.raw.line, f"not migrated: {ast.unparse(r.raw.node)}: "
-                                        f"its mask has a predicate on loop variables only "
-                                        f"({' / '.join(conds)}): {why}", "migration"))
+        _refuse_guard(reps, conds, why, accepted, findings)
     return plan
+
+
+def _refuse_guard(reps: list[AccessReport], conds: list[str], why: str, accepted: set[int],
+                  findings: list[Finding]) -> None:
+    for r in reps:
+        if id(r.raw.node) in accepted:
+            accepted.discard(id(r.raw.node))
+            findings.append(Finding(r.raw.line, f"not migrated: {ast.unparse(r.raw.node)}: "
+                                    f"its mask has a predicate on loop variables only "
+                                    f"({' / '.join(conds)}): {why}", "migration"))
+
+
+def guards_consistent(report: KernelReport, plan: list[tuple[ast.stmt, str, list[AccessReport]]],
+                      accepted: set[int], findings: list[Finding]) -> bool:
+    """After the program check: a statement put under ``if cond:`` that binds a tile must have
+    every instruction reading the tile under the same ``if`` -- else the tile is unbound where
+    it is read (a reader whose mask stays, or whose accesses were refused, is not wrapped).
+    Refuse such bindings (``accepted`` narrowed); False when something was refused."""
+    applied = {id(reps[0].raw.call_node): cond for _, cond, reps in plan
+               if all(id(r.raw.node) in accepted for r in reps)}
+    ok = True
+    for st, cond, reps in plan:
+        call = reps[0].raw.call_node
+        if id(call) not in applied or not isinstance(st, ast.Assign) or all(
+                isinstance(t, ast.Subscript) for t in st.targets):
+            continue
+        uses = [rec for rec in report.read.calls for _, w in rec.whole
+                if w.producer is not None and w.producer.node is call]
+        if any(applied.get(id(rec.node)) != cond for rec in uses):
+            _refuse_guard(reps, [cond], "the tile it binds is read by an instruction that does "
+                          "not run under the same `if`", accepted, findings)
+            ok = False
+    return ok
 
 
 def _copy_edits(report: KernelReport, rep: AccessReport, st: ast.stmt, text: str,
