@@ -325,3 +325,23 @@ def test_narrowed_tile_written_into_a_whole_destination_keeps_its_mask(value):
     load = next(line for line in mig.source.splitlines() if "nl.load" in line)
     assert "mask=" in load, mig.source
     assert compare(src, mig.source, "k", shapes) == []
+
+
+def test_narrowed_tile_holding_a_smaller_box_is_sliced_to_it():
+    """`y` is narrowed to 64 rows in the last iteration (its mask `< 448`); the store needs 62
+    (`< 446`): a bounded slice of `y` is exactly those rows."""
+    body = """\
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(8)[None, :]
+    for h in nl.affine_range(4):
+        x = nl.load(a[h * 128 + i_p, i_f])
+        y = nl.exp(x[i_p, i_f], mask=(h * 128 + i_p < 448))
+        nl.store(out[h * 128 + i_p, i_f], value=y, mask=(h * 128 + i_p < 446))
+    """
+    shapes = {"a": (512, 8), "out": (446, 8)}
+    src = _kernel(body)
+    mig = _migrate(src, shapes)
+    assert "nl.exp(x[0:min(128, 448 - 128*h), 0:8])" in mig.source, mig.source
+    assert "value=y[0:min(128, 446 - 128*h), 0:8]" in mig.source
+    assert "mask=" not in mig.source
+    assert compare(src, mig.source, "k", shapes) == []

@@ -94,6 +94,15 @@ def _axes_of(rank: int, total: int) -> list[int] | None:
     return [0] + list(range(total - rank + 1, total)) if rank else []
 
 
+def _within(inner: Any, outer: tuple[Value, Value], env: dict[str, int]) -> bool:
+    """``inner`` starts where ``outer`` does (a narrowed tile's first element) and ends
+    within it, at ``env``."""
+    (fi, ei), (fo, eo) = inner, outer
+    first = int(sym_evaluate(fi, env))
+    return first == int(sym_evaluate(fo, env)) and int(sym_evaluate(ei, env)) <= int(
+        sym_evaluate(eo, env)) and first == 0
+
+
 def _tile_axes(rep: AccessReport) -> list[_Axis]:
     """Per tile axis of the access (source-shape order), its narrowed ``[first, end)``."""
     out = []
@@ -200,6 +209,7 @@ class _Checker:
         the accesses to refuse (the instruction's own, or the producer of a narrowed tile)."""
         axes: list[tuple[Value, Value] | None] = [None] * len(legacy)
         own = self.own(rec)
+        by_own: set[int] = set()  # axes the instruction's own accesses bound
 
         def put(k: int, first: Value, end: Value, culprit: list[AccessReport]) -> str:
             got = (int(sym_evaluate(first, env)), int(sym_evaluate(end, env)))
@@ -223,6 +233,7 @@ class _Checker:
                     why = put(k, a.first, a.end, own)
                     if why:
                         return None, why, own
+                    by_own.add(k)
         for node, w in rec.whole:
             p = w.producer
             if p is None or depth > 32:
@@ -240,6 +251,8 @@ class _Checker:
                     "instruction", self.culprits(p)
             for (f, e), d, k in zip(pbox, w.shape, where):
                 if d == legacy[k] and d != 1:
+                    if k in by_own and _within(axes[k], (f, e), env):
+                        continue  # the narrowed tile holds the box: it is sliced to it
                     why = put(k, f, e, [])
                     if why:
                         return None, f"its result `{ast.unparse(node)}` meets line " \
@@ -338,7 +351,8 @@ class _Checker:
                                        "with the instruction")
                 if have == need:
                     continue
-                if w.producer is not None and have != w.shape:
+                if w.producer is not None and have != w.shape and not (
+                        box is not None and self._holds(w, box, env)):
                     # a narrowed tile meets an instruction with another box: keep its producer
                     return self.refuse(self.culprits(w.producer), f"its result `{ast.unparse(node)}` "
                                        f"would have shape {have} where line {node.lineno} needs "
@@ -367,6 +381,16 @@ class _Checker:
                                        "legacy tile's shape on it")
         self.slices.update(slices)
         return False
+
+    def _holds(self, w: Tensor, box: list[tuple[Value, Value]], env: dict[str, int]) -> bool:
+        """A narrowed tile holds the instruction's box on every axis it spans: both start at
+        the legacy tile's first element, the box ends within the tile (a bounded slice of the
+        tile is then the box)."""
+        pbox = self.result_box(w.producer, env) if w.producer is not None else None
+        where = _axes_of(len(w.shape), len(box)) if w.shape is not None else None
+        if pbox is None or where is None or len(pbox) != len(w.shape):
+            return False
+        return all(d == 1 or _within(box[k], b, env) for b, d, k in zip(pbox, w.shape, where))
 
     @staticmethod
     def _count(first: Value, end: Value, env: dict[str, int]) -> int:
