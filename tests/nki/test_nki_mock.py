@@ -230,3 +230,12 @@ def test_tile_bound_under_an_if_and_read_by_an_unwrapped_instruction_keeps_its_m
     assert "mask=below" in load and not load.lstrip().startswith("if")
     assert any("does not run under the same `if`" in f.message for f in mig.findings)
     assert compare(src, mig.source, "k", shapes) == []
+
+
+def test_kernel_with_numpy_windows_migrates_to_the_same_program():
+    from test_nki_params import NUMPY_WINDOWS
+
+    src = _kernel(NUMPY_WINDOWS, params="a, out, OUT")
+    shapes = {"a": (64, 11), "out": (64, 3)}
+    out = _same_after_migration(src, shapes, scalars={"OUT": 3})
+    assert "mask=" not in out

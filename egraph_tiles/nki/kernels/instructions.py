@@ -10,11 +10,14 @@ import ast
 import math
 from typing import Any
 
+import numpy as np
+
 from egraph_tiles.nki.index.expr import AffineExpr
 from egraph_tiles.nki.index.masks import TileMask
 from egraph_tiles.nki.index.tile import TileIndex
 from egraph_tiles.nki.kernels.calls import INDEX_CALLS, call_result
 from egraph_tiles.nki.kernels.values import (
+    NUMPY_FUNCS,
     CallRecord,
     Class,
     Object,
@@ -24,6 +27,7 @@ from egraph_tiles.nki.kernels.values import (
     const_value,
     is_int,
     is_lang,
+    known_array,
 )
 
 __all__ = ["Instructions"]
@@ -65,6 +69,19 @@ class Instructions:
             arg = const_value(self.expr(node.args[0], env)) if node.args else None
             if isinstance(arg, (tuple, list)) and all(is_int(d) for d in arg):
                 return math.prod(arg)
+        if qual.startswith(("numpy.", "np.")) and short in NUMPY_FUNCS:
+            args = [const_value(self.expr(a, env)) for a in node.args]
+            kwargs = {k.arg: const_value(self.expr(k.value, env)) for k in node.keywords
+                      if k.arg and k.arg != "dtype"}
+            if all(isinstance(a, (int, float, tuple, list)) or known_array(a)
+                   for a in [*args, *kwargs.values()]):
+                try:
+                    out = getattr(np, short)(*args, **kwargs)
+                except (TypeError, ValueError):
+                    out = None
+                if known_array(out) or isinstance(out, np.generic):
+                    return const_value(out)
+            return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
         if not qual.startswith("nki."):
             for a in node.args:
                 self.expr(a, env)

@@ -121,9 +121,22 @@ def _reduce_values(f: Any, v: np.ndarray, axis: Any, keepdims: bool) -> np.ndarr
     return f(v, axis=ax, keepdims=keepdims)
 
 
+#: what a masked-off element counts as in a reduction
+_IDENTITY = {np.sum: 0.0, np.max: -np.inf, np.min: np.inf, np.prod: 1.0}
+
+
 def _reduction(f: Any) -> Callable[..., Tensor]:
     def red(x: Tensor, axis: Any, mask: Any = None, keepdims: bool = False, **_: Any) -> Tensor:
-        return _compute("reduce", lambda v: _reduce_values(f, v, axis, keepdims), x, mask=mask)
+        m = _mask(mask, x.shape) if isinstance(x, Tensor) and mask is not None else None
+
+        def g(v: np.ndarray) -> np.ndarray:
+            if m is None:
+                return _reduce_values(f, v, axis, keepdims)
+            if f is np.mean:  # the mean of the elements the mask keeps
+                return _reduce_values(np.sum, np.where(m, v, 0.0), axis, keepdims) / \
+                    np.maximum(_reduce_values(np.sum, m.astype(float), axis, keepdims), 1)
+            return _reduce_values(f, np.where(m, v, _IDENTITY[f]), axis, keepdims)
+        return _compute("reduce", g, x, mask=mask)
     red._np = f  # type: ignore[attr-defined]
     return red
 

@@ -24,6 +24,7 @@ from egraph_tiles.nki.kernels.values import (
     const_value,
     expand_ellipsis,
     is_int,
+    known_array,
     slice_count,
     view_shape,
 )
@@ -46,13 +47,13 @@ class Subscripts:
                 raise ReaderError(f"`{ast.unparse(node)}`: {e}", node) from None
         if isinstance(base, Tensor):
             return self._access(node, base, env, role)
-        if isinstance(base, (tuple, list, str, dict)):
+        if isinstance(base, (tuple, list, str, dict)) or known_array(base):
             key = self.expr(node.slice, env)
             key = const_value(key)
             try:
-                return base[key]
+                return const_value(base[key])
             except (TypeError, IndexError, KeyError):
-                if isinstance(key, AffineExpr):
+                if isinstance(key, AffineExpr) or known_array(base):
                     return Opaque(f"`{ast.unparse(node)}` indexes a Python sequence with a "
                                   "loop variable")
                 raise ReaderError(f"cannot evaluate `{ast.unparse(node)}`", node) from None

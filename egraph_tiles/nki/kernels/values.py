@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any
 
+import numpy as np
+
 from egraph_tiles.nki.index.expr import AffineExpr, Var
 from egraph_tiles.nki.index.masks import CmpTileMask, EQTileMask, TileMask
 from egraph_tiles.nki.index.ranges import DynSlice
@@ -201,10 +203,26 @@ def as_index_operand(v: Any) -> Any:
 
 
 def const_value(v: Any) -> Any:
-    """A symbolic int whose expression is a constant is that int."""
+    """A symbolic int whose expression is a constant is that int (a numpy scalar of a known
+    array, a Python number)."""
     if isinstance(v, AffineExpr) and v.op == "const":
         return v.args[0]
+    if isinstance(v, np.generic):
+        return v.item()
     return v
+
+
+#: numpy functions evaluated on values known before the kernel runs (``np.arange(n) * h // n``:
+#: the pooling windows of an adaptive pool)
+NUMPY_FUNCS = {"arange", "array", "asarray", "zeros", "ones", "full", "minimum", "maximum",
+               "ceil", "floor", "cumsum", "diff", "clip"}
+#: methods and attributes of such an array
+ARRAY_METHODS = {"max", "min", "sum", "tolist", "item", "astype"}
+ARRAY_ATTRS = {"shape", "size", "ndim"}
+
+
+def known_array(v: Any) -> bool:
+    return isinstance(v, np.ndarray) and v.dtype.kind in "iufb"
 
 
 @dataclass(eq=False)
@@ -438,6 +456,13 @@ def binop(op: ast.operator, a: Any, b: Any, node: ast.AST) -> Any:
         try:
             return PYOPS[type(op)](a, b)
         except (KeyError, ZeroDivisionError, TypeError, ValueError, OverflowError):
+            return Opaque(f"`{text()}` cannot be evaluated")
+    if (known_array(a) or known_array(b)) and all(known_array(x) or isinstance(x, py)
+                                                  for x in (a, b)):
+        try:
+            with np.errstate(all="raise"):
+                return const_value(PYOPS[type(op)](a, b))
+        except (KeyError, ArithmeticError, TypeError, ValueError, FloatingPointError):
             return Opaque(f"`{text()}` cannot be evaluated")
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         shapes = [x.shape for x in (a, b) if isinstance(x, Tensor)]
