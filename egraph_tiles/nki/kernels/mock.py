@@ -5,7 +5,8 @@ Unlike the reader, the mock **executes** the kernel's Python code (with ``nki`` 
 ``nisa`` bound to the mock), so it is for kernels you trust -- our own test kernels.  Every load,
 store and instruction records an :class:`Event`: its line, what it is, and for each operand the
 elements it touches (the tensor -- a parameter by name, a tile by creation number -- and the
-element coordinates, in order; masked-off elements dropped).  It also records what NKI would
+coordinates of the elements holding a defined value; masked-off elements dropped).  The calls
+themselves are in :mod:`~egraph_tiles.nki.kernels.mock_ops`.  It also records what NKI would
 reject: a value whose shape does not match its destination (``shape``), an index or ``.ap()``
 element outside its tensor, a slice bound outside ``0 <= start <= stop <= dim`` (``bounds``).
 
