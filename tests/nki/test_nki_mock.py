@@ -239,3 +239,22 @@ def test_kernel_with_numpy_windows_migrates_to_the_same_program():
     shapes = {"a": (64, 11), "out": (64, 3)}
     out = _same_after_migration(src, shapes, scalars={"OUT": 3})
     assert "mask=" not in out
+
+
+def test_store_of_an_indirectly_loaded_tile_migrates_with_the_tile_sliced():
+    """The gather itself stays as written (its elements are read at run time); its tile has
+    the index tiles' shape, so the masked store of it can be bounded like any other."""
+    body = """\
+    for t in nl.affine_range(3):
+        pos = t * 128 + nl.arange(128)[:, None]
+        idx = nisa.iota(pos, dtype=nl.int32)
+        src = nl.floor(nl.multiply(idx, 0.5))
+        addr = a[src, nl.arange(8)[None, :]]
+        x = nl.load(addr, mask=(pos < 300))
+        nl.store(out[pos, nl.arange(8)[None, :]], value=x, mask=(pos < 300))
+    """
+    src = _kernel(body)
+    out = _same_after_migration(src, {"a": (150, 8), "out": (300, 8)})
+    assert "out[128*t:min(300, 128*t + 128), 0:8]" in out
+    assert "value=x[0:min(128, 300 - 128*t), 0:8]" in out
+    assert "nl.load(addr, mask=(pos < 300))" in out

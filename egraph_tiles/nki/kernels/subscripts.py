@@ -7,6 +7,7 @@ Python sequences, and every ``tensor[index]`` -- recorded as a
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Any
 
 from egraph_tiles.nki.index.expr import AffineExpr
@@ -21,6 +22,7 @@ from egraph_tiles.nki.kernels.values import (
     RawAccess,
     ReaderError,
     Tensor,
+    broadcast,
     const_value,
     expand_ellipsis,
     is_int,
@@ -30,6 +32,18 @@ from egraph_tiles.nki.kernels.values import (
 )
 
 __all__ = ["Subscripts"]
+
+
+def _indirect_shape(items: Sequence[Any]) -> tuple[int, ...] | None:
+    """The tile shape of ``t[b, idx_tile, i_f]``: the broadcast of its tile and arange
+    indices (integers drop their dimension), when every other index is an integer."""
+    shapes = []
+    for it in items:
+        if isinstance(it, (Tensor, TileIndex)):
+            shapes.append(it.shape)
+        elif not isinstance(it, (int, AffineExpr)):
+            return None
+    return broadcast(shapes) if shapes and all(s is not None for s in shapes) else None
 
 
 class Subscripts:
@@ -121,7 +135,8 @@ class Subscripts:
                 self._finding(node.lineno, f"indirect access `{ast.unparse(node)}`: the index "
                               f"is the data tile {it.name!r} (read at run time), not inferred",
                               "indirect")
-                return base.with_shape(None, "<tile>")
+                # its elements are not inferred, its shape is the index tiles' broadcast
+                return base.with_shape(_indirect_shape(items), "<tile>")
             if isinstance(it, TileIndex):
                 legacy = True
             elif isinstance(it, float):
