@@ -116,6 +116,25 @@ class Instructions:
             rec.result = result
         return result
 
+    def _written(self, node: ast.expr, value: Any, n0: int) -> None:
+        """``t[...] = v`` / ``t[...] += v``: the destination takes the shape of the tile written
+        into it.  It becomes an access of the instruction that computes ``v`` in the statement
+        (or of a copy instruction when ``v`` names a tile computed earlier), so the program
+        check sees a narrowed value meet a destination that is not narrowed with it."""
+        if not isinstance(value, Tensor) or value.producer is None:
+            return
+        dsts = [a for a in self.out.accesses[n0:] if a.role == "dst" and a.record is None]
+        if not dsts:
+            return
+        rec = value.producer
+        if rec.node is not node:
+            rec = CallRecord(node, "", self.instruction, [value], {}, [(node, value)],
+                             local_names=self.local_names[-1] if self.local_names else None,
+                             in_helper=self.depth > 0)
+            self.out.calls.append(rec)
+        for acc in dsts:
+            acc.record = rec
+
     def escape(self, *values: Any) -> None:
         """A call's result tile read outside an nl / nisa call (Python arithmetic on it, its
         ``.shape``, a method): its shape must stay what the legacy kernel has."""

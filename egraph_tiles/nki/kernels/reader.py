@@ -304,25 +304,6 @@ class Reader(ParameterScope, Subscripts, Instructions):
             self._written(st.value, value, n0)
         # an attribute target (`obj.x += 1`) is not an access
 
-    def _written(self, node: ast.expr, value: Any, n0: int) -> None:
-        """``t[...] = v`` / ``t[...] += v``: the destination takes the shape of the tile written
-        into it.  It becomes an access of the instruction that computes ``v`` in the statement
-        (or of a copy instruction when ``v`` names a tile computed earlier), so the program
-        check sees a narrowed value meet a destination that is not narrowed with it."""
-        if not isinstance(value, Tensor) or value.producer is None:
-            return
-        dsts = [a for a in self.out.accesses[n0:] if a.role == "dst" and a.record is None]
-        if not dsts:
-            return
-        rec = value.producer
-        if rec.node is not node:
-            rec = CallRecord(node, "", self.instruction, [value], {}, [(node, value)],
-                             local_names=self.local_names[-1] if self.local_names else None,
-                             in_helper=self.depth > 0)
-            self.out.calls.append(rec)
-        for acc in dsts:
-            acc.record = rec
-
     def _for(self, st: ast.For, env: dict[str, Any]) -> None:
         it = st.iter
         if isinstance(it, ast.Call):
