@@ -178,3 +178,32 @@ def test_helper_inside_the_loop_reads_the_kernels_names_and_gets_a_bounds_verdic
     assert not [f for f in report.findings if f.kind == "error"], report.findings
     oob = [f for f in report.findings if f.kind == "out-of-bounds"]
     assert [f.line for f in oob] == [10]
+
+
+# adaptive pooling windows computed with numpy before the kernel runs
+NUMPY_WINDOWS = """\
+H = a.shape[1]
+starts = (np.arange(OUT, dtype=np.int32) * H) // OUT
+ends = (np.arange(1, OUT + 1, dtype=np.int32) * H + OUT - 1) // OUT
+widest = int((ends - starts).max())
+buf = nl.ndarray((64, widest), dtype=nl.float32, buffer=nl.sbuf)
+for o in nl.static_range(OUT):
+    lo, hi = starts[o], ends[o]
+    i_f = nl.arange(widest)[None, :]
+    buf[nl.arange(64)[:, None], i_f] = nl.load(a[nl.arange(64)[:, None], lo + i_f],
+                                               mask=(i_f < hi - lo))
+    s = nl.sum(buf[nl.arange(64)[:, None], i_f], axis=1, keepdims=True, mask=(i_f < hi - lo))
+    nl.store(out[nl.arange(64)[:, None], o], value=s)
+"""
+
+
+def test_numpy_arrays_of_known_values_are_evaluated():
+    """`np.arange(...) * H // OUT`, its `.max()` and its items at unrolled loop values are
+    known before the kernel runs: every access is analyzed, with no finding."""
+    src = "import numpy as np\n" + HEADER + "@nki.jit\ndef k(a, out, OUT):\n" + textwrap.indent(
+        NUMPY_WINDOWS, "    ")
+    report = analyze_kernel(src, shapes={"a": (64, 10), "out": (64, 3)}, scalars={"OUT": 3})
+    assert report.findings == []
+    loads = [r for r in report.accesses if r.raw.tensor_text == "a"]
+    assert sorted(r.shape for r in loads) == [(64, 4), (64, 4), (64, 4)]
+    assert sorted(str(r.offset) for r in loads) == ["0", "3", "6"]

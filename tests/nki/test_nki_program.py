@@ -229,3 +229,119 @@ def test_access_in_a_helper_is_written_with_the_helpers_parameter_names():
     mig = _migrate(src, shapes)
     assert "out[r:r + 1, 0:8]" in mig.source and "a[r:r + 1, 0:8]" in mig.source
     assert compare(src, mig.source, "k", shapes) == []
+
+
+def test_helper_parameter_used_in_a_subscript_target_keeps_its_name():
+    """`t[r, ...] = v` writes into `t`; it does not rebind `r`, which still names the caller's
+    loop variable."""
+    src = HEADER + textwrap.dedent("""\
+    def scale_row(a, t, r):
+        i_f = nl.arange(8)[None, :]
+        t[r, i_f] = nl.multiply(nl.load(a[r, i_f]), 2.0)
+
+
+    @nki.jit
+    def k(a, out):
+        t = nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(4):
+            scale_row(a, t, j)
+        nl.store(out[0:4, 0:8], value=t)
+    """)
+    shapes = {"a": (4, 8), "out": (4, 8)}
+    mig = _migrate(src, shapes)
+    assert "t[r:r + 1, 0:8] = nl.multiply(nl.load(a[r:r + 1, 0:8]), 2.0)" in mig.source
+    assert compare(src, mig.source, "k", shapes) == []
+
+
+# A helper whose mask is a predicate on its caller's loop variables (through its parameters).
+HELPER_GUARD = """\
+def lower_block(a, out, bi, bj):
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(128)[None, :]
+    below = bj <= bi
+    x = nl.load(a[bi * 128 + i_p, bj * 128 + i_f], mask=below)
+    nl.store(out[bi * 128 + i_p, bj * 128 + i_f], value=x, mask=below)
+
+
+@nki.jit
+def k(a, out):
+    for i in nl.affine_range(3):
+        for j in nl.affine_range(3):
+            lower_block(a, out, i, j)
+"""
+
+
+def test_condition_of_a_helpers_mask_is_written_with_its_parameter_names():
+    src = HEADER + HELPER_GUARD
+    shapes = {"a": (384, 384), "out": (384, 384)}
+    mig = _migrate(src, shapes)
+    assert "if -bi + bj <= 0:" in mig.source or "if bj - bi <= 0:" in mig.source, mig.source
+    assert " i + " not in mig.source and "mask=" not in mig.source
+    assert compare(src, mig.source, "k", shapes) == []
+
+
+def test_helper_condition_on_a_caller_variable_it_cannot_name_is_not_rewritten():
+    """`bj` is bound to `j + 1`, not to a loop variable: the helper has no name for `j`."""
+    src = HEADER + textwrap.dedent("""\
+    def copy_if_below(a, out, bi, bj):
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(128)[None, :]
+        below = bj <= bi
+        nl.store(out[bi * 128 + i_p, i_f], value=nl.load(a[bi * 128 + i_p, i_f]), mask=below)
+
+
+    @nki.jit
+    def k(a, out):
+        for i in nl.affine_range(3):
+            for j in nl.affine_range(2):
+                copy_if_below(a, out, i, j + 1)
+    """)
+    shapes = {"a": (384, 128), "out": (384, 128)}
+    mig = _migrate(src, shapes)
+    assert "mask=below" in mig.source and "if " not in mig.source
+    assert any("loop variables of its caller that are not its parameters" in f.message
+               for f in mig.findings), mig.findings
+    assert compare(src, mig.source, "k", shapes) == []
+
+
+NARROWED_INTO_WHOLE = """\
+i_p = nl.arange(128)[:, None]
+i_f = nl.arange(8)[None, :]
+for h in nl.affine_range(2):
+    t = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
+    x = nl.load(a[h * 128 + i_p, i_f], mask=(h * 128 + i_p < 200))
+    t[:, :] VALUE
+    nl.store(out[h * 128 + i_p, i_f], value=t, mask=(h * 128 + i_p < 200))
+"""
+
+
+@pytest.mark.parametrize("value", ["= x * 2.0", "= nl.exp(x)", "= x", "+= x"])
+def test_narrowed_tile_written_into_a_whole_destination_keeps_its_mask(value):
+    """`t[:, :] = ...` keeps the legacy tile's 128 rows: a value narrowed to 72 rows in the
+    last iteration would not fit it, so the load that would narrow it keeps its mask."""
+    src = _kernel(NARROWED_INTO_WHOLE.replace("VALUE", value))
+    shapes = {"a": (200, 8), "out": (200, 8)}
+    mig = _migrate(src, shapes)
+    load = next(line for line in mig.source.splitlines() if "nl.load" in line)
+    assert "mask=" in load, mig.source
+    assert compare(src, mig.source, "k", shapes) == []
+
+
+def test_narrowed_tile_holding_a_smaller_box_is_sliced_to_it():
+    """`y` is narrowed to 64 rows in the last iteration (its mask `< 448`); the store needs 62
+    (`< 446`): a bounded slice of `y` is exactly those rows."""
+    body = """\
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(8)[None, :]
+    for h in nl.affine_range(4):
+        x = nl.load(a[h * 128 + i_p, i_f])
+        y = nl.exp(x[i_p, i_f], mask=(h * 128 + i_p < 448))
+        nl.store(out[h * 128 + i_p, i_f], value=y, mask=(h * 128 + i_p < 446))
+    """
+    shapes = {"a": (512, 8), "out": (446, 8)}
+    src = _kernel(body)
+    mig = _migrate(src, shapes)
+    assert "nl.exp(x[0:min(128, 448 - 128*h), 0:8])" in mig.source, mig.source
+    assert "value=y[0:min(128, 446 - 128*h), 0:8]" in mig.source
+    assert "mask=" not in mig.source
+    assert compare(src, mig.source, "k", shapes) == []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from egraph_tiles.nki.index.expr import AffineExpr, scalar_var
 from egraph_tiles.nki.index.ranges import DynSlice, arange
+from egraph_tiles.nki.index.tile import TileIndex
 from egraph_tiles.nki.kernels.values import (
     LOOPS,
     Opaque,
@@ -91,8 +92,20 @@ def _transpose(args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Shape
 
 
 def _reduce(args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Shape:
-    return reduce_shape(_shape(args[0]) if args else None, kwargs.get("axis"),
-                        kwargs.get("keepdims", False))
+    """``nl.sum(x, axis)``, and ``nisa.tensor_reduce(op, data, axis)`` whose tile comes after
+    its operation (positionally or as ``data=``)."""
+    at = next((k for k, a in enumerate(args) if isinstance(a, Tensor)), None)
+    x = kwargs.get("data", kwargs.get("x", args[at] if at is not None else None))
+    axis = kwargs.get("axis")
+    if axis is None and at is not None and x is args[at] and at + 1 < len(args):
+        axis = args[at + 1]
+    return reduce_shape(_shape(x), axis, kwargs.get("keepdims", False))
+
+
+def _iota(args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Shape:
+    """``nisa.iota(expr)``: a tile of the index expression's shape."""
+    expr = args[0] if args else kwargs.get("expr")
+    return tuple(expr.shape) if isinstance(expr, (TileIndex, Tensor)) and expr.shape else None
 
 
 def _elementwise(args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Shape:
@@ -131,6 +144,7 @@ CALLS: dict[str, Call] = {
     "nc_matmul": Call(_nc_matmul, "psum"),
     "transpose": Call(_transpose),
     "nc_transpose": Call(_transpose),
+    "iota": Call(_iota),
     **dict.fromkeys(("sum", "max", "min", "mean", "prod", "all", "any", "var",
                      "tensor_reduce"), _REDUCE),
 }

@@ -10,11 +10,14 @@ import ast
 import math
 from typing import Any
 
+import numpy as np
+
 from egraph_tiles.nki.index.expr import AffineExpr
 from egraph_tiles.nki.index.masks import TileMask
 from egraph_tiles.nki.index.tile import TileIndex
 from egraph_tiles.nki.kernels.calls import INDEX_CALLS, call_result
 from egraph_tiles.nki.kernels.values import (
+    NUMPY_FUNCS,
     CallRecord,
     Class,
     Object,
@@ -24,6 +27,7 @@ from egraph_tiles.nki.kernels.values import (
     const_value,
     is_int,
     is_lang,
+    known_array,
 )
 
 __all__ = ["Instructions"]
@@ -65,6 +69,19 @@ class Instructions:
             arg = const_value(self.expr(node.args[0], env)) if node.args else None
             if isinstance(arg, (tuple, list)) and all(is_int(d) for d in arg):
                 return math.prod(arg)
+        if qual.startswith(("numpy.", "np.")) and short in NUMPY_FUNCS:
+            args = [const_value(self.expr(a, env)) for a in node.args]
+            kwargs = {k.arg: const_value(self.expr(k.value, env)) for k in node.keywords
+                      if k.arg and k.arg != "dtype"}
+            if all(isinstance(a, (int, float, tuple, list)) or known_array(a)
+                   for a in [*args, *kwargs.values()]):
+                try:
+                    out = getattr(np, short)(*args, **kwargs)
+                except (TypeError, ValueError):
+                    out = None
+                if known_array(out) or isinstance(out, np.generic):
+                    return const_value(out)
+            return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
         if not qual.startswith("nki."):
             for a in node.args:
                 self.expr(a, env)
@@ -86,7 +103,9 @@ class Instructions:
         pairs = list(zip(arg_nodes, args)) if len(arg_nodes) == len(args) else []
         pairs += [(k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs]
         whole = [(n, v) for n, v in pairs if isinstance(v, Tensor) and v.from_access not in views]
-        rec = CallRecord(node, short if lang else "", self.instruction, args, kwargs, whole)
+        rec = CallRecord(node, short if lang else "", self.instruction, args, kwargs, whole,
+                         local_names=self.local_names[-1] if self.local_names else None,
+                         in_helper=self.depth > 0)
         self.out.calls.append(rec)
         self._records[id(node)] = rec
         for acc in collect:
@@ -96,6 +115,25 @@ class Instructions:
             result.producer = rec
             rec.result = result
         return result
+
+    def _written(self, node: ast.expr, value: Any, n0: int) -> None:
+        """``t[...] = v`` / ``t[...] += v``: the destination takes the shape of the tile written
+        into it.  It becomes an access of the instruction that computes ``v`` in the statement
+        (or of a copy instruction when ``v`` names a tile computed earlier), so the program
+        check sees a narrowed value meet a destination that is not narrowed with it."""
+        if not isinstance(value, Tensor) or value.producer is None:
+            return
+        dsts = [a for a in self.out.accesses[n0:] if a.role == "dst" and a.record is None]
+        if not dsts:
+            return
+        rec = value.producer
+        if rec.node is not node:
+            rec = CallRecord(node, "", self.instruction, [value], {}, [(node, value)],
+                             local_names=self.local_names[-1] if self.local_names else None,
+                             in_helper=self.depth > 0)
+            self.out.calls.append(rec)
+        for acc in dsts:
+            acc.record = rec
 
     def escape(self, *values: Any) -> None:
         """A call's result tile read outside an nl / nisa call (Python arithmetic on it, its

@@ -56,7 +56,10 @@ from egraph_tiles.nki.kernels.statements import (
     _statement_of,
     _unrolled_edits,
     _unrolled_plan,
+    UNNAMED,
+    access_names,
     guard_text,
+    guards_consistent,
 )
 from egraph_tiles.nki.index.symint import SymInt, Value, sym_evaluate, sym_text
 
@@ -290,7 +293,7 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
         return None, ("its mask has a predicate on program ids only (`"
                       f"{guard_text(rep, _names(report))}`): the instruction must run under a "
                       "condition the launch decides; rewrite it by hand")
-    names = _names(report)
+    names = access_names(report, rep)
     form = _slice_form(rep)
     why = ""
     if form is None:
@@ -304,15 +307,11 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
                           "cannot be assigned to; the statement is not `t[...] = value` or the "
                           "file imports no nki.isa / nki.language to copy with: write it with "
                           "nisa.tensor_copy(dst=...) by hand")
-    if rep.raw.in_helper and _symbols(form) and rep.raw.local_names is not None:
+    if UNNAMED in _text(rep, form, names):
         # inside a helper the caller's loop variables are the helper's parameters bound to them
-        local = {k: rep.raw.local_names.get(k, v if v.startswith("nl.program_id") else "\x00")
-                 for k, v in names.items()}
-        if "\x00" in _text(rep, form, local):
-            return None, ("the access is inside a helper function and depends on loop "
-                          "variables of its caller that are not its parameters: rewrite the "
-                          "helper by hand")
-        names = local
+        return None, ("the access is inside a helper function and depends on loop "
+                      "variables of its caller that are not its parameters: rewrite the "
+                      "helper by hand")
     envs = every_iteration(_vars_of(rep), report.read.steps)
     if envs is None:
         return None, (f"its loops have an unknown bound or more than {CHECK_ALL_UP_TO:,} "
@@ -322,12 +321,6 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
     if err:
         return None, f"the rewritten form would read different elements: {err}"
     return _text(rep, form, names), ""
-
-
-def _symbols(form: _Form) -> bool:
-    vals = [v for d in form.dims for v in (d.start, d.stop) if v is not None]
-    vals += [c for _, c in form.pattern] + [form.offset]
-    return any(not isinstance(v, int) for v in vals)
 
 
 # ----- the migrated file ---------------------------------------------------------------------------
@@ -364,9 +357,14 @@ def migrate_kernel(report: KernelReport) -> Migration:
     src = _Source(source)
     accepted = set(chosen)
     _unrolled_plan(report, chosen, accepted, findings)
-    guarded = _guard_plan(report, chosen, accepted, findings)
-    check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
-    for nid, why in check.refused.items():
+    refused: dict[int, str] = {}
+    while True:  # until every tile bound under an `if` is read under it (a refusal re-checks)
+        guarded = _guard_plan(report, chosen, accepted, findings)
+        check = check_program(report, accepted, iteration_envs(report.read.steps, CHECK_ALL_UP_TO))
+        refused.update(check.refused)
+        if guards_consistent(report, guarded, accepted, findings):
+            break
+    for nid, why in refused.items():
         node = chosen[nid][1][0].raw.node
         findings.append(Finding(node.lineno, f"not migrated: {ast.unparse(node)}: {why}",
                                 "migration"))

@@ -5,7 +5,8 @@ Unlike the reader, the mock **executes** the kernel's Python code (with ``nki`` 
 ``nisa`` bound to the mock), so it is for kernels you trust -- our own test kernels.  Every load,
 store and instruction records an :class:`Event`: its line, what it is, and for each operand the
 elements it touches (the tensor -- a parameter by name, a tile by creation number -- and the
-element coordinates, in order; masked-off elements dropped).  It also records what NKI would
+coordinates of the elements holding a defined value; masked-off elements dropped).  The calls
+themselves are in :mod:`~egraph_tiles.nki.kernels.mock_ops`.  It also records what NKI would
 reject: a value whose shape does not match its destination (``shape``), an index or ``.ap()``
 element outside its tensor, a slice bound outside ``0 <= start <= stop <= dim`` (``bounds``).
 
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from egraph_tiles.nki.kernels.values import TILE_SIZE
+from egraph_tiles.nki.kernels.values import ConfigCall
 
 __all__ = ["Event", "Run", "compare", "run_kernel"]
 
@@ -38,7 +39,7 @@ class Event:
 
     line: int
     kind: str
-    touched: list[tuple[str, tuple[tuple[int, ...], ...]]]
+    touched: list[tuple[str, bytes]]  # per operand: its tensor, the coordinates it touches
 
 
 @dataclass
@@ -61,6 +62,32 @@ class _Anything(types.ModuleType):
         if len(args) == 1 and callable(args[0]) and not kwargs:
             return args[0]
         return _Anything(self.__name__)
+
+    def __getitem__(self, key: Any) -> Any:  # `os.environ["X"]`, `Tuple[...]` annotations
+        return _Anything(self.__name__)
+
+    def __setitem__(self, key: Any, value: Any) -> None:  # `os.environ["X"] = ...`
+        return None
+
+
+#: numpy stand-ins for NKI dtypes without a numpy one (for their ``itemsize``)
+_NP_DTYPES = {"bfloat16": "float16", "tfloat32": "float32", "float8_e4m3": "uint8",
+              "float8_e5m2": "uint8", "fp8_exp4": "uint8", "fp8_exp5": "uint8",
+              "float8e4": "uint8", "float8e5": "uint8"}
+
+
+class _Numpy(types.ModuleType):
+    """numpy as the kernel sees it: ``np.dtype(nl.bfloat16)`` knows NKI's dtype names."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    @staticmethod
+    def dtype(d: Any, *args: Any, **kwargs: Any) -> np.dtype:
+        return np.dtype(_NP_DTYPES.get(d, d) if isinstance(d, str) else d, *args, **kwargs)
+
+
+_NUMPY = _Numpy("numpy")
 
 
 class _State:
@@ -132,8 +159,8 @@ class Tensor:
     """Storage (a flat array) seen through ``ids``: flat storage positions, shape = the view's."""
 
     def __init__(self, name: str, data: np.ndarray, ids: np.ndarray | None = None,
-                 full: tuple[int, ...] | None = None) -> None:
-        self.name, self.data = name, data
+                 full: tuple[int, ...] | None = None, dtype: str = "float32") -> None:
+        self.name, self.data, self.dtype = name, data, dtype
         self.full = full if full is not None else data.shape
         self.ids = ids if ids is not None else np.arange(data.size).reshape(data.shape)
 
@@ -141,14 +168,20 @@ class Tensor:
     def shape(self) -> tuple[int, ...]:
         return tuple(self.ids.shape)
 
-    def coords(self, ids: np.ndarray) -> tuple[tuple[int, ...], ...]:
-        return tuple(zip(*np.unravel_index(ids.ravel(), self.full))) if ids.size else ()
+    def coords(self, ids: np.ndarray) -> bytes:
+        """The coordinates of flat ``ids`` in the whole tensor (a narrowed tile's element
+        ``(r, c)`` is the legacy tile's ``(r, c)``), packed for comparison."""
+        return np.stack(np.unravel_index(ids.ravel(), self.full), axis=-1).astype(
+            np.int64).tobytes() if ids.size else b""
 
     def values(self) -> np.ndarray:
         return self.data.reshape(-1)[self.ids]
 
     def __getitem__(self, key: Any) -> Tensor:
         key = key if isinstance(key, tuple) else (key,)
+        # an index read from a data tile (indirect): its values, over the tile's axes
+        key = tuple(Idx(np.nan_to_num(k.values()).astype(np.int64)) if isinstance(k, Tensor)
+                    else k for k in key)
         if any(isinstance(k, Idx) for k in key):
             arrs = [k.a if isinstance(k, Idx) else np.asarray(k) for k in key]
             arrs = [a for a in arrs]
@@ -157,7 +190,7 @@ class Tensor:
             for a, n in zip(b, self.shape):
                 inside &= (a >= 0) & (a < n)
             clipped = [np.clip(a, 0, n - 1) for a, n in zip(b, self.shape)]
-            view = Tensor(self.name, self.data, self.ids[tuple(clipped)], self.full)
+            view = Tensor(self.name, self.data, self.ids[tuple(clipped)], self.full, self.dtype)
             view.outside = ~inside
             return view
         if any(k is Ellipsis for k in key):
@@ -179,7 +212,7 @@ class Tensor:
                     _S.problem(f"bounds: index {k} of a dimension of {n} in {self.name}")
                     k = min(max(int(k), 0), n - 1)
                 np_key.append(int(k))
-        return Tensor(self.name, self.data, self.ids[tuple(np_key)], self.full)
+        return Tensor(self.name, self.data, self.ids[tuple(np_key)], self.full, self.dtype)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         _store(self[key], value, None)
@@ -195,19 +228,17 @@ class Tensor:
         if flat.size and (flat.min() < 0 or flat.max() >= size):
             _S.problem(f"bounds: .ap() of {self.name} addresses outside its {size} elements")
             flat = np.clip(flat, 0, size - 1)
-        return Tensor(self.name, self.data, self.ids.reshape(-1)[flat], self.full)
+        return Tensor(self.name, self.data, self.ids.reshape(-1)[flat], self.full, self.dtype)
 
     def reshape(self, *shape: Any, **kw: Any) -> Tensor:
         shape = kw.get("shape", shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
                        else shape)
-        return Tensor(self.name, self.data, self.ids.reshape(shape), self.full)
+        return Tensor(self.name, self.data, self.ids.reshape(shape), self.full, self.dtype)
 
     def broadcast_to(self, shape: Any) -> Tensor:
-        return Tensor(self.name, self.data, np.broadcast_to(self.ids, tuple(shape)), self.full)
-
-    @property
-    def dtype(self) -> str:
-        return "float32"
+        ids = self.ids.reshape(_nki_shape(self.shape, len(shape)))
+        return Tensor(self.name, self.data, np.broadcast_to(ids, tuple(shape)), self.full,
+                      self.dtype)
 
     # Python arithmetic on tiles: elementwise instructions
     def __add__(self, o: Any) -> Tensor: return _compute("add", np.add, self, o)
@@ -217,12 +248,14 @@ class Tensor:
     def __mul__(self, o: Any) -> Tensor: return _compute("multiply", np.multiply, self, o)
     def __rmul__(self, o: Any) -> Tensor: return _compute("multiply", np.multiply, o, self)
     def __truediv__(self, o: Any) -> Tensor: return _compute("divide", np.divide, self, o)
+    def __rtruediv__(self, o: Any) -> Tensor: return _compute("divide", np.divide, o, self)
+    def __pow__(self, o: Any) -> Tensor: return _compute("power", np.power, self, o)
     def __neg__(self) -> Tensor: return _compute("negative", np.negative, self)
 
 
 def _operand(t: Any, mask: np.ndarray | None, shape: tuple[int, ...],
              written: np.ndarray | None = None
-             ) -> tuple[np.ndarray, tuple[str, tuple[tuple[int, ...], ...]] | None]:
+             ) -> tuple[np.ndarray, tuple[str, bytes] | None]:
     """An operand's values broadcast to the instruction's shape, and the elements it touches:
     only those holding a defined value (an element never written -- a masked-off row of a
     legacy tile -- may be skipped by the migrated kernel); for a destination, those that
@@ -273,6 +306,10 @@ def _mask(mask: Any, shape: tuple[int, ...]) -> np.ndarray | None:
         return None
 
 
+#: the result of an instruction whose mask is off everywhere
+_OFF = "off"
+
+
 def _new_tile(shape: tuple[int, ...], values: np.ndarray | None = None) -> Tensor:
     _S.tiles += 1
     data = np.full(shape, np.nan) if values is None else np.array(values, dtype=np.float64)
@@ -283,7 +320,7 @@ def _compute(kind: str, f: Any, *ts: Any, mask: Any = None, **_: Any) -> Tensor:
     shape = _instr_shape(*ts)
     m = _mask(mask, shape)
     if m is not None and not m.any():  # switched off: the instruction does nothing
-        return Tensor("off", np.full(shape, np.nan))
+        return Tensor(_OFF, np.full(shape, np.nan))
     vals, touched = zip(*[_operand(t, m, shape) for t in ts]) if ts else ((), ())
     out = _new_tile(shape, f(*vals))
     if m is not None and out.shape == shape:
@@ -294,13 +331,19 @@ def _compute(kind: str, f: Any, *ts: Any, mask: Any = None, **_: Any) -> Tensor:
 
 def _store(dst: Tensor, value: Any, mask: Any) -> None:
     """A write (``nl.store``, ``nisa.tensor_copy(dst=...)``, ``t[...] = v``: one kind)."""
+    if isinstance(value, Tensor) and value.name == _OFF:
+        return  # the value of an instruction its mask switched off: nothing is written
     if isinstance(value, Tensor) and value.shape != dst.shape:
-        try:
-            np.broadcast_to(np.empty(value.shape), dst.shape)
-        except ValueError:
-            _S.problem(f"shape: a value of shape {value.shape} stored into {dst.name}"
-                       f"{list(dst.shape)}")
-            return
+        if _squeezed(value.shape) == _squeezed(dst.shape) and value.shape[:1] == dst.shape[:1]:
+            # size-1 free axes are no axes: a (64, 1) tile fills a (64,) destination
+            value = Tensor(value.name, value.data, value.ids.reshape(dst.shape), value.full)
+        else:
+            try:
+                np.broadcast_to(np.empty(_nki_shape(value.shape, len(dst.shape))), dst.shape)
+            except ValueError:
+                _S.problem(f"shape: a value of shape {value.shape} stored into {dst.name}"
+                           f"{list(dst.shape)}")
+                return
     m = _mask(mask, dst.shape)
     if m is not None and not m.any():
         return
@@ -309,6 +352,10 @@ def _store(dst: Tensor, value: Any, mask: Any) -> None:
     on = np.ones(dst.shape, bool) if m is None else m
     dst.data.reshape(-1)[dst.ids[on]] = vals[on]
     _S.run.events.append(Event(_S.line(), "write", [t for t in (dst_t, src) if t is not None]))
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
 
 
 def _load(src: Tensor, mask: Any = None, **_: Any) -> Tensor:
@@ -327,57 +374,40 @@ def _tensor_copy(dst: Tensor | None = None, src: Any = None, mask: Any = None, *
 
 
 def _alloc(shape: Any, dtype: Any = None, buffer: Any = None, **_: Any) -> Tensor:
-    return _new_tile(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    t = _new_tile(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    t.dtype = dtype if isinstance(dtype, str) else "float32"
+    return t
 
 
-def _reduce(f: Any) -> Any:
-    def red(x: Tensor, axis: Any, mask: Any = None, keepdims: bool = False, **_: Any) -> Tensor:
-        ax = tuple(axis) if isinstance(axis, (list, tuple)) else axis
-        return _compute("reduce", lambda v: f(v, axis=ax, keepdims=keepdims), x, mask=mask)
-    return red
+class _Axes(tuple):
+    """``nl.mgrid[...]``: unpacked, or by axis name (``.p``, ``.x``, ``.y``, ``.z``)."""
+
+    def __getattr__(self, name: str) -> Idx:
+        if name in ("p", "x", "y", "z") and "pxyz".index(name) < len(self):
+            return self["pxyz".index(name)]
+        raise AttributeError(name)
 
 
 class _Grid:
     def __getitem__(self, key: Any) -> tuple[Idx, ...]:
-        return tuple(Idx(a) for a in np.mgrid[key])
-
-
-def _language(program_ids: list[int]) -> types.ModuleType:
-    nl = types.ModuleType("nki.language")
-    elementwise = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
-                   "divide": np.divide, "maximum": np.maximum, "minimum": np.minimum}
-    for name, f in elementwise.items():
-        setattr(nl, name, lambda x, y, *a, _f=f, _n=name, **k: _compute(_n, _f, x, y, **k))
-    for name, f in {"exp": np.exp, "negative": np.negative, "copy": lambda v: v}.items():
-        setattr(nl, name, lambda x, *a, _f=f, _n=name, **k: _compute(_n, _f, x, **k))
-    for name, f in {"square": np.square, "rsqrt": lambda v: 1 / np.sqrt(np.abs(v)),
-                    "sqrt": lambda v: np.sqrt(np.abs(v)), "abs": np.abs}.items():
-        setattr(nl, name, lambda x, *a, _f=f, _n=name, **k: _compute(_n, _f, x, **k))
-    nl.sum, nl.max, nl.mean = _reduce(np.sum), _reduce(np.max), _reduce(np.mean)
-    nl.par_dim = lambda n: n
-    nl.load, nl.store = _load, _nl_store
-    nl.ndarray = nl.zeros = nl.empty = _alloc
-    nl.arange, nl.mgrid, nl.ds = Arange, _Grid(), DS
-    nl.affine_range = nl.sequential_range = nl.static_range = range
-    nl.program_id = lambda axis: program_ids[axis]
-    nl.tile_size = types.SimpleNamespace(**TILE_SIZE)
-    for name in ("sbuf", "psum", "hbm", "shared_hbm", "float32", "bfloat16", "float16"):
-        setattr(nl, name, name)
-    return nl
+        return _Axes(Idx(a) for a in np.mgrid[key])
 
 
 def run_kernel(source: str, name: str, inputs: Mapping[str, np.ndarray],
                scalars: Mapping[str, Any] | None = None, grid: Sequence[int] = (),
-               label: str = "<kernel>") -> Run:
+               label: str = "<kernel>", dtypes: Mapping[str, str] | None = None) -> Run:
     """Execute kernel ``name`` of ``source`` on copies of ``inputs`` (every program id of
-    ``grid`` in turn); the :class:`Run` holds its events, problems and final tensors."""
+    ``grid`` in turn; ``dtypes``: the NKI dtype a parameter reports, float32 unless given);
+    the :class:`Run` holds its events, problems and final tensors."""
     run = Run()
     _S.run, _S.tiles, _S.file = run, 0, label
-    tensors = {k: Tensor(k, np.array(v, dtype=np.float64)) for k, v in inputs.items()}
+    tensors = {k: Tensor(k, np.array(v, dtype=np.float64),
+                         dtype=(dtypes or {}).get(k, "float32")) for k, v in inputs.items()}
     pids: list[int] = [0] * max(len(grid), 1)
-    nl = _language(pids)
-    isa = types.ModuleType("nki.isa")
-    isa.tensor_copy = isa.dma_copy = _tensor_copy
+    from egraph_tiles.nki.kernels.mock_ops import isa_module, language_module
+
+    nl = language_module(pids, tuple(grid))
+    isa = isa_module()
     nki = _Anything("nki")
     nki.jit = nki.trace = lambda f=None, **_: f if f is not None else (lambda g: g)
     nki.language, nki.isa = nl, isa
@@ -396,31 +426,42 @@ def run_kernel(source: str, name: str, inputs: Mapping[str, np.ndarray],
             return types.SimpleNamespace(nki=nki)
         if mod == "neuronxcc":
             return types.SimpleNamespace(nki=nki)
-        if mod.split(".")[0] in ("numpy", "math", "functools", "typing", "dataclasses", "enum"):
+        if mod == "numpy":
+            return _NUMPY
+        if mod.split(".")[0] in ("numpy", "math", "functools", "typing", "dataclasses", "enum",
+                                 "operator", "itertools", "collections"):
             return __import__(mod, globals_, locals_, fromlist, level)
         return _Anything(mod)  # a library the kernel file imports but the kernel does not use
 
     env: dict[str, Any] = {"__builtins__": {**vars(builtins), "__import__": importer}}
     exec(compile(source, label, "exec"), env)  # noqa: S102 -- the mock runs trusted kernels
     fn = env[name]
+    params = {k: _config(v, env) for k, v in (scalars or {}).items()}
     for combo in itertools.product(*[range(g) for g in grid]) if grid else [()]:
         pids[:len(combo)] = list(combo)
-        result = fn(**tensors, **dict(scalars or {}))
+        result = fn(**tensors, **params)
         if isinstance(result, Tensor):  # a kernel that allocates and returns its output
             run.outputs.setdefault("<return>", result.data)
     run.outputs.update({k: t.data for k, t in tensors.items()})
     return run
 
 
+def _config(value: Any, env: dict[str, Any]) -> Any:
+    """A configuration object given as ``Name(field=value)``: built from the kernel file's class."""
+    if isinstance(value, ConfigCall):
+        return env[value.cls](*value.args, **{k: _config(v, env) for k, v in value.kwargs})
+    return value
+
+
 def compare(legacy: str, migrated: str, name: str, shapes: Mapping[str, Sequence[int]],
             scalars: Mapping[str, Any] | None = None, grid: Sequence[int] = (),
-            seed: int = 0) -> list[str]:
+            seed: int = 0, dtypes: Mapping[str, str] | None = None) -> list[str]:
     """Run both kernels on the same random inputs; the differences (empty: the same program,
     statement by statement, with no shape mismatch and no out-of-bounds element)."""
     rng = np.random.default_rng(seed)
     inputs = {k: rng.standard_normal(tuple(s)) for k, s in shapes.items()}
-    a = run_kernel(legacy, name, inputs, scalars, grid, "<legacy>")
-    b = run_kernel(migrated, name, inputs, scalars, grid, "<migrated>")
+    a = run_kernel(legacy, name, inputs, scalars, grid, "<legacy>", dtypes)
+    b = run_kernel(migrated, name, inputs, scalars, grid, "<migrated>", dtypes)
     out = [f"legacy {p}" for p in a.problems] + [f"migrated {p}" for p in b.problems]
     if len(a.events) != len(b.events):
         out.append(f"{len(a.events)} instructions ran in the legacy kernel, "

@@ -39,6 +39,7 @@ from egraph_tiles.nki.index.masks import TileMask
 from egraph_tiles.nki.index.symint import Value, sym_evaluate, sym_text
 from egraph_tiles.nki.kernels.analyze import AccessReport, KernelReport, _vars_of
 from egraph_tiles.nki.kernels.calls import CALLS
+from egraph_tiles.nki.kernels.statements import UNNAMED, scope_names
 from egraph_tiles.nki.kernels.values import CallRecord, Tensor
 
 __all__ = ["ProgramCheck", "check_program"]
@@ -91,6 +92,15 @@ def _axes_of(rank: int, total: int) -> list[int] | None:
     if rank > total:
         return None
     return [0] + list(range(total - rank + 1, total)) if rank else []
+
+
+def _within(inner: Any, outer: tuple[Value, Value], env: dict[str, int]) -> bool:
+    """``inner`` starts where ``outer`` does (a narrowed tile's first element) and ends
+    within it, at ``env``."""
+    (fi, ei), (fo, eo) = inner, outer
+    first = int(sym_evaluate(fi, env))
+    return first == int(sym_evaluate(fo, env)) and int(sym_evaluate(ei, env)) <= int(
+        sym_evaluate(eo, env)) and first == 0
 
 
 def _tile_axes(rep: AccessReport) -> list[_Axis]:
@@ -199,6 +209,7 @@ class _Checker:
         the accesses to refuse (the instruction's own, or the producer of a narrowed tile)."""
         axes: list[tuple[Value, Value] | None] = [None] * len(legacy)
         own = self.own(rec)
+        by_own: set[int] = set()  # axes the instruction's own accesses bound
 
         def put(k: int, first: Value, end: Value, culprit: list[AccessReport]) -> str:
             got = (int(sym_evaluate(first, env)), int(sym_evaluate(end, env)))
@@ -222,6 +233,7 @@ class _Checker:
                     why = put(k, a.first, a.end, own)
                     if why:
                         return None, why, own
+                    by_own.add(k)
         for node, w in rec.whole:
             p = w.producer
             if p is None or depth > 32:
@@ -239,6 +251,8 @@ class _Checker:
                     "instruction", self.culprits(p)
             for (f, e), d, k in zip(pbox, w.shape, where):
                 if d == legacy[k] and d != 1:
+                    if k in by_own and _within(axes[k], (f, e), env):
+                        continue  # the narrowed tile holds the box: it is sliced to it
                     why = put(k, f, e, [])
                     if why:
                         return None, f"its result `{ast.unparse(node)}` meets line " \
@@ -275,6 +289,8 @@ class _Checker:
             return box  # elementwise (the table's default): the result has the box
         if spec is not None and spec.shape is CALLS["sum"].shape:
             axis, keep = rec.kwargs.get("axis"), rec.kwargs.get("keepdims", False)
+            if axis is None:  # given positionally: not followed
+                return None
             axes = set(axis if isinstance(axis, (tuple, list)) else (axis,))
             axes = {a % len(box) for a in axes if isinstance(a, int)}
             return [((0, 1) if k in axes else b) for k, b in enumerate(box)
@@ -335,7 +351,8 @@ class _Checker:
                                        "with the instruction")
                 if have == need:
                     continue
-                if w.producer is not None and have != w.shape:
+                if w.producer is not None and have != w.shape and not (
+                        box is not None and self._holds(w, box, env)):
                     # a narrowed tile meets an instruction with another box: keep its producer
                     return self.refuse(self.culprits(w.producer), f"its result `{ast.unparse(node)}` "
                                        f"would have shape {have} where line {node.lineno} needs "
@@ -344,7 +361,11 @@ class _Checker:
                     return self.refuse(own, f"operand `{ast.unparse(node)}` would be empty or "
                                        "cannot be narrowed")
                 where = _axes_of(len(w.shape), len(box)) or []
-                text = [self._slice_text(k, d, box) for d, k in zip(w.shape, where)]
+                text = [self._slice_text(rec, k, d, box) for d, k in zip(w.shape, where)]
+                if any(UNNAMED in t for t in text):
+                    return self.refuse(own, f"operand `{ast.unparse(node)}` would be sliced "
+                                       "with loop variables of a helper's caller that are not "
+                                       "its parameters")
                 prev = slices.setdefault(id(node), (node, text))
                 if prev[1] != text:
                     return self.refuse(own, f"operand `{ast.unparse(node)}` needs different "
@@ -361,15 +382,26 @@ class _Checker:
         self.slices.update(slices)
         return False
 
+    def _holds(self, w: Tensor, box: list[tuple[Value, Value]], env: dict[str, int]) -> bool:
+        """A narrowed tile holds the instruction's box on every axis it spans: both start at
+        the legacy tile's first element, the box ends within the tile (a bounded slice of the
+        tile is then the box)."""
+        pbox = self.result_box(w.producer, env) if w.producer is not None else None
+        where = _axes_of(len(w.shape), len(box)) if w.shape is not None else None
+        if pbox is None or where is None or len(pbox) != len(w.shape):
+            return False
+        return all(d == 1 or _within(box[k], b, env) for b, d, k in zip(pbox, w.shape, where))
+
     @staticmethod
     def _count(first: Value, end: Value, env: dict[str, int]) -> int:
         return int(sym_evaluate(end, env)) - int(sym_evaluate(first, env))
 
-    def _slice_text(self, k: int, n: int, box: list[tuple[Value, Value]]) -> str:
+    def _slice_text(self, rec: CallRecord, k: int, n: int, box: list[tuple[Value, Value]]
+                    ) -> str:
         if n == 1:
             return "0:1"
         first, end = box[k]
-        names = self.report.read.source_names
+        names = scope_names(self.report, rec.in_helper, rec.local_names)
         return f"{sym_text(first, names)}:{sym_text(end, names)}"
 
     def required(self, w: Tensor, legacy: tuple[int, ...] | None,

@@ -31,6 +31,8 @@ from egraph_tiles.nki.kernels.instructions import Instructions
 from egraph_tiles.nki.kernels.scope import ParameterScope
 from egraph_tiles.nki.kernels.subscripts import Subscripts
 from egraph_tiles.nki.kernels.values import (
+    ARRAY_ATTRS,
+    ARRAY_METHODS,
     BUFFERS,
     DTYPES,
     KERNEL_DECORATORS,
@@ -60,6 +62,7 @@ from egraph_tiles.nki.kernels.values import (
     const_value,
     is_int,
     is_lang,
+    known_array,
     unary,
 )
 
@@ -141,7 +144,7 @@ class Reader(ParameterScope, Subscripts, Instructions):
         self.depth = 0
         self.instruction = 0
         self.stmt_line = 0
-        self.unroll_budget = 4 * MAX_UNROLL
+        self.unroll_budget = 16 * MAX_UNROLL
         self._nki_args = 0  # > 0 while evaluating the arguments of an nl / nisa call
         self._collect: list[list[RawAccess]] = []
         self._call_masks: dict[int, tuple[TileMask, ast.keyword]] = {}
@@ -203,6 +206,7 @@ class Reader(ParameterScope, Subscripts, Instructions):
                     if acc.mask is None:
                         acc.mask, acc.mask_node, acc.call_node = masked[0], masked[1], st.value
                         acc.record = self._records.get(id(st.value))
+            self._written(st.value, value, n0)
         elif isinstance(st, ast.AnnAssign):
             if st.value is not None:
                 self._bind(st.target, self.expr(st.value, env), env, st)
@@ -294,8 +298,10 @@ class Reader(ParameterScope, Subscripts, Instructions):
             cur = self._name(st.target, env)
             env[st.target.id] = binop(st.op, cur, value, st)
         elif isinstance(st.target, ast.Subscript):
+            n0 = len(self.out.accesses)
             self._subscript(st.target, env, role="src")
             self._subscript(st.target, env, role="dst")
+            self._written(st.value, value, n0)
         # an attribute target (`obj.x += 1`) is not an access
 
     def _for(self, st: ast.For, env: dict[str, Any]) -> None:
@@ -406,7 +412,9 @@ class Reader(ParameterScope, Subscripts, Instructions):
             if isinstance(value, Tensor):  # tile arithmetic: an elementwise instruction
                 whole = [(n, v) for n, v in ((node.left, a), (node.right, b))
                          if isinstance(v, Tensor)]
-                rec = CallRecord(node, "", self.instruction, [a, b], {}, whole, value)
+                rec = CallRecord(node, "", self.instruction, [a, b], {}, whole, value,
+                                 local_names=self.local_names[-1] if self.local_names else None,
+                                 in_helper=self.depth > 0)
                 self.out.calls.append(rec)
                 value.producer = rec
             return value
@@ -520,6 +528,11 @@ class Reader(ParameterScope, Subscripts, Instructions):
                               "(expected .p, .x, .y or .z)", node)
         if isinstance(base, Opaque):
             return base
+        if known_array(base) and attr in ARRAY_ATTRS:
+            v = getattr(base, attr)
+            return tuple(int(d) for d in v) if isinstance(v, tuple) else int(v)
+        if known_array(base) and attr in ARRAY_METHODS:
+            return getattr(base, attr)  # called in _call on known arguments
         return Opaque(f"attribute `{ast.unparse(node)}` is not analyzed")
 
     def _compare(self, node: ast.Compare, env: dict[str, Any]) -> Any:
@@ -553,6 +566,15 @@ class Reader(ParameterScope, Subscripts, Instructions):
             return self._build(fn, args, kwargs, node)
         if fn in (isinstance, type):
             return self._type_test(fn, node, env)
+        if known_array(getattr(fn, "__self__", None)):  # `spans.max()` of a known array
+            args = [const_value(self.expr(a, env)) for a in node.args]
+            kwargs = {k.arg: const_value(self.expr(k.value, env)) for k in node.keywords
+                      if k.arg and k.arg != "dtype"}
+            try:
+                out = fn(*args, **kwargs) if fn.__name__ != "astype" else fn.__self__
+            except (TypeError, ValueError):
+                return Opaque(f"`{ast.unparse(node)}` is not known before the kernel runs")
+            return const_value(out)
         if fn in (min, max, abs, int, len, float, round, bool, sum, divmod):
             args = [const_value(self.expr(a, env)) for a in node.args]
             if fn is len and len(args) == 1 and isinstance(args[0], Tensor) \

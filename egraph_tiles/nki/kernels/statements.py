@@ -18,6 +18,37 @@ def _names(report: KernelReport) -> dict[str, str]:
     return dict(report.read.source_names)
 
 
+#: the text of a symbol a helper cannot name (a loop variable of its caller that is not one of
+#: its parameters): a rewrite whose text contains it is refused
+UNNAMED = "\x00"
+
+
+def scope_names(report: KernelReport, in_helper: bool, local: dict[str, str] | None
+                ) -> dict[str, str]:
+    """How the statement's own scope spells each symbol: the kernel's names, or inside a helper
+    the helper's parameter bound to the caller's loop variable, its own loop variables, and
+    ``nl.program_id(k)`` for a program id (a closure -- ``local`` None -- sees the caller's
+    names); anything else is :data:`UNNAMED`."""
+    names = _names(report)
+    if not in_helper or local is None:
+        return names
+    lang = _module_names(report.read.tree).get("language")
+    out = {}
+    for k in names:
+        if k in local:
+            out[k] = local[k]
+        elif k.startswith("program_id_") and lang is not None:
+            out[k] = f"{lang}.program_id({k[len('program_id_'):]})"
+        else:
+            out[k] = UNNAMED
+    return out
+
+
+def access_names(report: KernelReport, rep: AccessReport) -> dict[str, str]:
+    """:func:`scope_names` at an access."""
+    return scope_names(report, rep.raw.in_helper, rep.raw.local_names)
+
+
 class _Source:
     """Character offsets of ``ast`` positions (whose columns count UTF-8 bytes)."""
 
@@ -122,7 +153,6 @@ def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessRe
     resolves an ``if`` on a loop variable when it unrolls the loop).  A statement that binds a
     name is wrapped only when every instruction reading that tile runs under the same mask;
     what cannot be wrapped is refused here (``accepted`` is narrowed)."""
-    names = _names(report)
     tree = report.read.tree
     by_call: dict[int, list[AccessReport]] = {}
     for nid in list(accepted):
@@ -132,10 +162,14 @@ def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessRe
     plan = []
     for reps in by_call.values():
         call = reps[0].raw.call_node
-        conds = sorted({guard_text(r, names) for r in reps})
+        conds = sorted({guard_text(r, access_names(report, r)) for r in reps})
         st = _statement_of(tree, call) if tree is not None else None
         why = ""
-        if any(isinstance(chosen[id(r.raw.node)][0], dict) for r in reps):
+        if any(UNNAMED in c for c in conds):
+            why = ("the statement is inside a helper function and the condition depends on "
+                   "loop variables of its caller that are not its parameters")
+            conds = [c.replace(UNNAMED, "?") for c in conds]
+        elif any(isinstance(chosen[id(r.raw.node)][0], dict) for r in reps):
             why = "it is also read differently in each iteration of an unrolled loop"
         elif len(conds) != 1:
             why = "its accesses run under different conditions"
@@ -153,13 +187,41 @@ def _guard_plan(report: KernelReport, chosen: dict[int, tuple[str, list[AccessRe
         if not why:
             plan.append((st, conds[0], reps))
             continue
-        for r in reps:
-            if id(r.raw.node) in accepted:
-                accepted.discard(id(r.raw.node))
-                findings.append(Finding(r.raw.line, f"not migrated: {ast.unparse(r.raw.node)}: "
-                                        f"its mask has a predicate on loop variables only "
-                                        f"({' / '.join(conds)}): {why}", "migration"))
+        _refuse_guard(reps, conds, why, accepted, findings)
     return plan
+
+
+def _refuse_guard(reps: list[AccessReport], conds: list[str], why: str, accepted: set[int],
+                  findings: list[Finding]) -> None:
+    for r in reps:
+        if id(r.raw.node) in accepted:
+            accepted.discard(id(r.raw.node))
+            findings.append(Finding(r.raw.line, f"not migrated: {ast.unparse(r.raw.node)}: "
+                                    f"its mask has a predicate on loop variables only "
+                                    f"({' / '.join(conds)}): {why}", "migration"))
+
+
+def guards_consistent(report: KernelReport, plan: list[tuple[ast.stmt, str, list[AccessReport]]],
+                      accepted: set[int], findings: list[Finding]) -> bool:
+    """After the program check: a statement put under ``if cond:`` that binds a tile must have
+    every instruction reading the tile under the same ``if`` -- else the tile is unbound where
+    it is read (a reader whose mask stays, or whose accesses were refused, is not wrapped).
+    Refuse such bindings (``accepted`` narrowed); False when something was refused."""
+    applied = {id(reps[0].raw.call_node): cond for _, cond, reps in plan
+               if all(id(r.raw.node) in accepted for r in reps)}
+    ok = True
+    for st, cond, reps in plan:
+        call = reps[0].raw.call_node
+        if id(call) not in applied or not isinstance(st, ast.Assign) or all(
+                isinstance(t, ast.Subscript) for t in st.targets):
+            continue
+        uses = [rec for rec in report.read.calls for _, w in rec.whole
+                if w.producer is not None and w.producer.node is call]
+        if any(applied.get(id(rec.node)) != cond for rec in uses):
+            _refuse_guard(reps, [cond], "the tile it binds is read by an instruction that does "
+                          "not run under the same `if`", accepted, findings)
+            ok = False
+    return ok
 
 
 def _copy_edits(report: KernelReport, rep: AccessReport, st: ast.stmt, text: str,

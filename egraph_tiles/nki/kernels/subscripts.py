@@ -7,6 +7,7 @@ Python sequences, and every ``tensor[index]`` -- recorded as a
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Any
 
 from egraph_tiles.nki.index.expr import AffineExpr
@@ -21,14 +22,28 @@ from egraph_tiles.nki.kernels.values import (
     RawAccess,
     ReaderError,
     Tensor,
+    broadcast,
     const_value,
     expand_ellipsis,
     is_int,
+    known_array,
     slice_count,
     view_shape,
 )
 
 __all__ = ["Subscripts"]
+
+
+def _indirect_shape(items: Sequence[Any]) -> tuple[int, ...] | None:
+    """The tile shape of ``t[b, idx_tile, i_f]``: the broadcast of its tile and arange
+    indices (integers drop their dimension), when every other index is an integer."""
+    shapes = []
+    for it in items:
+        if isinstance(it, (Tensor, TileIndex)):
+            shapes.append(it.shape)
+        elif not isinstance(it, (int, AffineExpr)):
+            return None
+    return broadcast(shapes) if shapes and all(s is not None for s in shapes) else None
 
 
 class Subscripts:
@@ -46,13 +61,13 @@ class Subscripts:
                 raise ReaderError(f"`{ast.unparse(node)}`: {e}", node) from None
         if isinstance(base, Tensor):
             return self._access(node, base, env, role)
-        if isinstance(base, (tuple, list, str, dict)):
+        if isinstance(base, (tuple, list, str, dict)) or known_array(base):
             key = self.expr(node.slice, env)
             key = const_value(key)
             try:
-                return base[key]
+                return const_value(base[key])
             except (TypeError, IndexError, KeyError):
-                if isinstance(key, AffineExpr):
+                if isinstance(key, AffineExpr) or known_array(base):
                     return Opaque(f"`{ast.unparse(node)}` indexes a Python sequence with a "
                                   "loop variable")
                 raise ReaderError(f"cannot evaluate `{ast.unparse(node)}`", node) from None
@@ -120,7 +135,8 @@ class Subscripts:
                 self._finding(node.lineno, f"indirect access `{ast.unparse(node)}`: the index "
                               f"is the data tile {it.name!r} (read at run time), not inferred",
                               "indirect")
-                return base.with_shape(None, "<tile>")
+                # its elements are not inferred, its shape is the index tiles' broadcast
+                return base.with_shape(_indirect_shape(items), "<tile>")
             if isinstance(it, TileIndex):
                 legacy = True
             elif isinstance(it, float):

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any
 
+import numpy as np
+
 from egraph_tiles.nki.index.expr import AffineExpr, Var
 from egraph_tiles.nki.index.masks import CmpTileMask, EQTileMask, TileMask
 from egraph_tiles.nki.index.ranges import DynSlice
@@ -137,6 +139,9 @@ class CallRecord:
     kwargs: dict[str, Any]
     whole: list[tuple[ast.expr, Tensor]]
     result: Any = None
+    # inside a helper: symbol -> the helper's parameter bound to it (as RawAccess.local_names)
+    local_names: dict[str, str] | None = None
+    in_helper: bool = False
 
 
 @dataclass
@@ -198,10 +203,26 @@ def as_index_operand(v: Any) -> Any:
 
 
 def const_value(v: Any) -> Any:
-    """A symbolic int whose expression is a constant is that int."""
+    """A symbolic int whose expression is a constant is that int (a numpy scalar of a known
+    array, a Python number)."""
     if isinstance(v, AffineExpr) and v.op == "const":
         return v.args[0]
+    if isinstance(v, np.generic):
+        return v.item()
     return v
+
+
+#: numpy functions evaluated on values known before the kernel runs (``np.arange(n) * h // n``:
+#: the pooling windows of an adaptive pool)
+NUMPY_FUNCS = {"arange", "array", "asarray", "zeros", "ones", "full", "minimum", "maximum",
+               "ceil", "floor", "cumsum", "diff", "clip"}
+#: methods and attributes of such an array
+ARRAY_METHODS = {"max", "min", "sum", "tolist", "item", "astype"}
+ARRAY_ATTRS = {"shape", "size", "ndim"}
+
+
+def known_array(v: Any) -> bool:
+    return isinstance(v, np.ndarray) and v.dtype.kind in "iufb"
 
 
 @dataclass(eq=False)
@@ -361,16 +382,25 @@ def expand_ellipsis(subs: list[Any], rank: int, node: ast.AST) -> list[Any]:
 
 
 def assigned_names(st: ast.stmt) -> list[str]:
-    """Every name a statement (or a block nested in it) assigns."""
-    out = []
+    """Every name a statement (or a block nested in it) binds.  ``t[i] = v`` and ``o.a = v``
+    bind no name: they write into ``t`` / ``o``, and ``i`` keeps its value."""
+    out: list[str] = []
+
+    def bound(t: ast.expr) -> None:
+        if isinstance(t, ast.Name):
+            out.append(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                bound(e)
+        elif isinstance(t, ast.Starred):
+            bound(t.value)
+
     for node in ast.walk(st):
-        targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)):
-            targets = [node.target]
-        for t in targets:
-            out += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+            for t in node.targets:
+                bound(t)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
+            bound(node.target)
     return out
 
 
@@ -426,6 +456,13 @@ def binop(op: ast.operator, a: Any, b: Any, node: ast.AST) -> Any:
         try:
             return PYOPS[type(op)](a, b)
         except (KeyError, ZeroDivisionError, TypeError, ValueError, OverflowError):
+            return Opaque(f"`{text()}` cannot be evaluated")
+    if (known_array(a) or known_array(b)) and all(known_array(x) or isinstance(x, py)
+                                                  for x in (a, b)):
+        try:
+            with np.errstate(all="raise"):
+                return const_value(PYOPS[type(op)](a, b))
+        except (KeyError, ArithmeticError, TypeError, ValueError, FloatingPointError):
             return Opaque(f"`{text()}` cannot be evaluated")
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         shapes = [x.shape for x in (a, b) if isinstance(x, Tensor)]
