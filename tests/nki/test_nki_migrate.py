@@ -25,6 +25,7 @@ def test_box_index_becomes_a_basic_slice_and_unused_aranges_are_removed():
     assert new == textwrap.dedent("""\
         @nki.jit
         def k(a):
+            assert tuple(a.shape) == (256, 1024), 'migrated for a.shape == (256, 1024)'
             t = nl.load(a[64:192, 8:520])
         """)
     assert findings == []
@@ -55,6 +56,8 @@ def test_mask_becomes_a_min_bounded_end_and_the_mask_argument_is_dropped():
     assert new == textwrap.dedent("""\
         @nki.jit
         def k(a, out):
+            assert tuple(a.shape) == (446, 64), 'migrated for a.shape == (446, 64)'
+            assert tuple(out.shape) == (446, 64), 'migrated for out.shape == (446, 64)'
             for t in nl.affine_range(4):
                 x = nl.load(a[128*t:min(446, 128*t + 128), 0:64])
                 nl.store(out[128*t:min(446, 128*t + 128), 0:64], value=x)
@@ -235,3 +238,61 @@ def test_access_in_loops_too_long_to_check_every_iteration_stays_as_written():
         """, shapes={"a": (16384, 64)})
     assert "x = nl.load(a[t * 128 + i_p, u])" in new
     assert any("more than 4,096 iterations" in f for f in findings), findings
+
+
+def test_the_migrated_kernel_asserts_the_sizes_and_scalars_it_is_specialised_to():
+    # the rewritten accesses name the analysed sizes (min(300, ...)); launched with other sizes,
+    # the kernel stops instead of computing something else
+    new, _, _, _ = migrate("""
+        @nki.jit
+        def k(a, out, scale, flag=None):
+            \"\"\"Doubled rows.\"\"\"
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            for t in nl.affine_range(3):
+                x = nl.load(a[t * 128 + i_p, i_f], mask=(t * 128 + i_p < 300))
+                nl.store(out[t * 128 + i_p, i_f], value=x, mask=(t * 128 + i_p < 300))
+        """, shapes={"a": (300, 64), "out": (300, 64)}, scalars={"scale": 2, "flag": None})
+    assert new.startswith(textwrap.dedent("""\
+        @nki.jit
+        def k(a, out, scale, flag=None):
+            \"\"\"Doubled rows.\"\"\"
+            assert tuple(a.shape) == (300, 64), 'migrated for a.shape == (300, 64)'
+            assert tuple(out.shape) == (300, 64), 'migrated for out.shape == (300, 64)'
+            assert scale == 2, 'migrated for scale == 2'
+            assert flag is None, 'migrated for flag is None'
+            for t in nl.affine_range(3):
+        """))
+
+
+def test_a_kernel_with_nothing_migrated_gets_no_asserts():
+    new, _, _, _ = migrate("""
+        @nki.jit
+        def k(a):
+            t = nl.load(a[64:192, 8:520])
+        """, shapes={"a": (256, 1024)})
+    assert "assert" not in new
+
+
+def test_the_migrated_kernel_stops_when_launched_with_other_sizes():
+    import numpy as np
+    import pytest
+
+    from egraph_tiles.nki.kernels.mock import run_kernel
+
+    src = HEADER + textwrap.dedent("""
+        @nki.jit
+        def k(a, out):
+            n = a.shape[0]
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            for t in nl.affine_range((n + 127) // 128):
+                x = nl.load(a[t * 128 + i_p, i_f], mask=(t * 128 + i_p < n))
+                nl.store(out[t * 128 + i_p, i_f], value=x, mask=(t * 128 + i_p < n))
+        """)
+    mig = migrate_kernel(analyze_kernel(src, shapes={"a": (300, 64), "out": (300, 64)}))
+    assert "min(300, 128*t + 128)" in mig.source
+    other = {"a": np.ones((400, 64)), "out": np.zeros((400, 64))}
+    run_kernel(src, "k", other)  # the legacy kernel is generic in n
+    with pytest.raises(AssertionError, match=r"migrated for a.shape == \(300, 64\)"):
+        run_kernel(mig.source, "k", other)

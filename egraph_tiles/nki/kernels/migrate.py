@@ -325,6 +325,44 @@ def migrate_access(rep: AccessReport, report: KernelReport) -> tuple[str | None,
 
 # ----- the migrated file ---------------------------------------------------------------------------
 
+def _specialisation_guard(source: str, report: KernelReport) -> str:
+    """``source`` with asserts at the top of the kernel's body on the parameter values the
+    migration is specialised to (tensor shapes, scalars given as literals): the rewritten
+    accesses name the sizes the kernel was read with (``min(300, ...)``, an ``.ap()`` pitch), so
+    launched with other sizes the kernel must stop, not compute something else."""
+    given = report.read.given
+    if not given:
+        return source
+    tree = ast.parse(source)
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)
+               and n.name == report.read.name), None)
+    if fn is None or not fn.body:
+        return source
+    body = fn.body
+    doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str)
+    if doc and len(body) == 1:
+        return source
+    first = body[1] if doc else body[0]  # (after the docstring)
+    lines = source.splitlines(keepends=True)
+    indent = " " * first.col_offset
+    checks = []
+    for name, (kind, v) in given.items():
+        if kind == "shape":
+            want = tuple(v)
+            checks.append(f"{indent}assert tuple({name}.shape) == {want!r}, "
+                          f"{f'migrated for {name}.shape == {want!r}'!r}\n")
+        elif v is None or isinstance(v, bool):
+            checks.append(f"{indent}assert {name} is {v!r}, {f'migrated for {name} is {v!r}'!r}\n")
+        else:
+            want = tuple(v) if isinstance(v, list) else v
+            lhs = f"tuple({name})" if isinstance(want, tuple) else name
+            checks.append(f"{indent}assert {lhs} == {want!r}, "
+                          f"{f'migrated for {name} == {want!r}'!r}\n")
+    at = first.lineno - 1
+    return "".join(lines[:at] + checks + lines[at:])
+
+
 def migrate_kernel(report: KernelReport) -> Migration:
     """Rewrite every legacy access of ``report``'s kernel in its source, keeping only rewrites
     that leave the kernel the same program (:mod:`~egraph_tiles.nki.kernels.program`)."""
@@ -405,6 +443,8 @@ def migrate_kernel(report: KernelReport) -> Migration:
         edits = _unrolled_edits(report, unrolled, edits, src, findings, texts)
         out = _apply(source, edits)
         out = _drop_unused_indices(out)
+        if texts:
+            out = _specialisation_guard(out, report)
     except SyntaxError as e:  # a bug: never print a file that does not parse
         findings.append(Finding(e.lineno or 0, f"internal error: the migrated file does not "
                                 f"parse ({e.msg}); nothing was rewritten", "migration"))

@@ -121,6 +121,15 @@ def read_kernel(source: str, kernel: str | None = None, *, filename: str = "<ker
 
 # ----- the abstract interpreter ------------------------------------------------------------------
 
+def _literal(v: Any) -> bool:
+    """Whether ``v`` is a plain Python literal that may shape the kernel's control flow or
+    indices (integers, text, booleans, None, tuples and lists of them; not a float, which
+    scales values): a value a migrated kernel can assert it was specialised to."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return True
+    return isinstance(v, (tuple, list)) and all(_literal(x) for x in v)
+
+
 class Reader(ParameterScope, Subscripts, Instructions):
     """The abstract interpreter of one kernel (statements, expressions, calls)."""
 
@@ -169,6 +178,11 @@ class Reader(ParameterScope, Subscripts, Instructions):
                 self._finding(fn.lineno, f"{flag} {name}: the kernel has no parameter {name!r}")
         for p in params:
             env[p.arg] = self._param_value(p, defaults.get(p.arg))
+            v = env[p.arg]
+            if isinstance(v, Tensor) and p.arg in self.shapes:
+                self.out.given[p.arg] = ("shape", v.shape)
+            elif p.arg in self.scalars and _literal(v):
+                self.out.given[p.arg] = ("value", v)
         try:
             self._block(fn.body, env)
         except Return:

@@ -158,6 +158,9 @@ class KernelRead:
     masked_calls: list[tuple[ast.Call, ast.keyword, tuple[str, ...]]] = field(default_factory=list)
     calls: list[CallRecord] = field(default_factory=list)  # every nl / nisa instruction evaluated
     tree: ast.Module | None = None  # the kernel file's syntax tree
+    #: the kernel parameters' values the kernel was read with, as Python literals (tensor
+    #: parameters by their shapes): what a migration of it is specialised to
+    given: dict[str, tuple[str, Any]] = field(default_factory=dict)
     escapes: set[int] = field(default_factory=set)  # id(CallRecord): result read outside nl calls
     # every call with a mask=: the call, its keyword, its whole-tile operands (not indexed)
 
