@@ -173,6 +173,17 @@ RULES = f"""
       :ruleset proven :name "written-escape-view-proven")
 (rule ((KeepOnlyUse k) (= 0 (UseKept k))) ((EscapeWriteViolation k))
       :ruleset checks :name "written-escape-violation")
+; A window handed on (a loop initializer, a yield, a same-layout view's operand) to a value that
+; windows are taken of, each judged at its address from the storage as written (ir.storage),
+; and that is also read or written as a whole (egraph.encode ``use``): a copy there would move
+; what those windows name, so the use must stay a view, which its context allows only where
+; proven (aligned, ...); otherwise a violation (reject, never copy)
+(relation ViewOnlyUse (i64))
+(relation EscapeViewViolation (i64))
+(rule ((ViewOnlyUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
+      :ruleset proven :name "judged-escape-view-proven")
+(rule ((ViewOnlyUse k) (= 0 (UseKept k))) ((EscapeViewViolation k))
+      :ruleset checks :name "judged-escape-violation")
 
 (relation RawVecUse (i64 Tile))
 (function RawVecProven (Tile) i64 :merge (max old new))
@@ -192,6 +203,8 @@ LOAD = f"""
       :ruleset load :name "load-raw-col-expand-use")
 (relation KeepOnlyRow (i64))
 (rule ((KeepOnlyRow k)) ((KeepOnlyUse k) (set (UseKept k) 0)) :ruleset load :name "load-keep-only-use")
+(relation ViewOnlyRow (i64))
+(rule ((ViewOnlyRow k)) ((ViewOnlyUse k) (set (UseKept k) 0)) :ruleset load :name "load-view-only-use")
 (relation WrittenUse (i64))
 (rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
@@ -327,6 +340,15 @@ VIOLATIONS = {
         "write would land in the copy and be lost) nor kept as it is: it is not provably "
         "{what} at a {align_bytes}-byte aligned address. {align}, make it {what}, or copy it "
         "explicitly (tile.extract(..., target_memory=pl.Mem.Vec)) and write the copy."),
+    "EscapeViewViolation": (
+        "judged-escape-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) flows into "
+        "{value!r} ({route} at line {at}), which is read or written as a whole, and windows are "
+        "taken of it (at line {win_line}) at addresses judged from where {slice!r} lies in its "
+        "source. The window can be neither copied there (those windows would name other bytes, "
+        "of the copy, and writes through them would be lost) nor kept as it is: it is not "
+        "provably {align_bytes}-byte aligned. {align}, or copy it explicitly (tile.extract(..., "
+        "target_memory=pl.Mem.Vec)) and take the windows of the copy."),
     "CubeCallViolation": (
         "mat-window-to-matmul-callee-violation",
         "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) {route}. "

@@ -96,6 +96,20 @@ def _escape_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> 
                     "an identity copy (a constant offset, one row or the full width)"}
 
 
+def _escape_view(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    value = enc.view_only[site.key]
+    reached, todo = {value}, [value]  # (through storage edges of any kind: ir.storage)
+    while todo and enc.storage is not None:
+        for e in enc.storage.out_edges.get(todo.pop(), ()):
+            if e.dst not in reached:
+                reached.add(e.dst)
+                todo.append(e.dst)
+    lines = sorted(w.stmt.span.line for w in enc.windows if w.src in reached)
+    return {**_fields(fn, enc, site.window.stmt, site.var), "value": value.name,
+            "route": _route(site), "at": site.stmt.span.line,
+            "win_line": lines[0] if lines else "?"}
+
+
 def _route(site: UseSite) -> str:
     """How an escape use hands its window on: a loop initializer, a yield, a view."""
     kind = site.slot[0]
@@ -134,6 +148,8 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
     "CubeCallViolation": (lambda enc: [u for u in enc.uses if u.ctx is Role.CUBE_CALL], _cube_call),
     "EscapeWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.keep_only],
                              _escape_write),
+    "EscapeViewViolation": (lambda enc: [u for u in enc.uses if u.key in enc.view_only],
+                            _escape_view),
 }
 
 

@@ -118,5 +118,8 @@ class Encoding:
     escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
     #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
     keep_only: set[int] = field(default_factory=set)
+    #: the escape uses that must stay a view because windows of what they flow into are judged
+    #: at the window's address as written (``ViewOnlyRow``): use key -> the value it flows into
+    view_only: dict[int, Var] = field(default_factory=dict)
     #: the function's storage facts (``ir.storage``): the messages name a value's route
     storage: Storage | None = None

@@ -74,6 +74,9 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
         why = _copy_view_reason(w, copied, d.buf_var.name, eg, nbytes)
     elif site.ctx is _COLX:
         why = _colx_reason(w, copied, nbytes)
+    elif site.ctx is ops.Role.PASS:
+        why = ("handed on to a value nothing reads or writes as a whole, only windows of it "
+               "(each judged at its own address from this one's): left as it is")
     else:
         why = _ord_reason(w, copied, eg, nbytes)
     if d.kind == "copy" and d.placement == "shared":

@@ -484,3 +484,83 @@ class K:
     p = et.verify_program(et.parse_program(text))
     et.assert_structural_equal(et.optimize(p), p)
     assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+# ---------------------------------------------------------------- windows of a handed-on window
+#: a [16, 64] FP32 source (rows 256 B apart) and one element to write
+WRITES = ("x: pl.Tensor[[16, 64], pl.FP32], p: pl.Tensor[[1, 1], pl.FP32], "
+          "out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
+
+
+def written_program(body: str) -> et.ir.Program:
+    return et.verify_program(et.parse_program(kernel(WRITES, """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+pt = pl.tile.load(p, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
+""" + body + """
+out = pl.store(local, [0, 0], out)
+return out""", RET64)))
+
+
+def assert_kept_and_right(body: str) -> None:
+    """The program is right as written, and the optimizer leaves it as it is."""
+    p = written_program(body)
+    q = et.optimize(p)
+    et.assert_structural_equal(q, p)
+    assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+def test_a_window_handed_through_set_validshape_to_a_written_slice_stays_a_view():
+    # w is 28 B in (unaligned) but only a view of it is taken: the view's element 1 is at
+    # 32 B, written in place.  A copy of w for set_validshape would take the write (and put the
+    # element 4 B into the copy)
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+v = pl.tile.set_validshape(w, [1, 4])
+e = pl.tile.slice(v, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])""")
+
+
+def test_a_window_carried_to_a_written_slice_of_the_loop_result_stays_a_view():
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    r = pl.yield_(a)
+e = pl.tile.slice(r, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])""")
+
+
+def test_a_window_read_whole_and_sliced_after_a_carry_is_rejected_naming_the_route():
+    # a is read whole (an unaligned vector operand) and a slice of the result is written at an
+    # address judged from w's place: w can be neither copied before the loop nor kept
+    msg = rejection(written_program("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    d = pl.tile.exp(a)
+    r = pl.yield_(a)
+e = pl.tile.slice(r, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])"""))
+    assert "slice 'w'" in msg and "flows into 'a' (a loop carry's initializer" in msg
+    assert "windows are taken of it (at line 14)" in msg and "32-byte aligned" in msg
+
+
+def test_the_result_of_a_loop_known_to_run_is_its_last_yield_not_its_initializer():
+    # one trip: r is e, never w; the write through r needs only e aligned (it is)
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 1], [0, 1])
+for i, (a,) in pl.range(1, init_values=(w,)):
+    e = pl.tile.slice(local, [1, 1], [0, 0])
+    r = pl.yield_(e)
+pl.tile.assemble(r, pt, [0, 0])""")
+
+
+def test_the_result_of_a_loop_known_never_to_run_is_its_initializer():
+    # zero trips: r is w, written unaligned: rejected naming w (as written the device faults)
+    p = written_program("""
+w = pl.tile.slice(local, [1, 1], [0, 1])
+for i, (a,) in pl.range(0, init_values=(w,)):
+    e = pl.tile.slice(local, [1, 1], [0, 0])
+    r = pl.yield_(e)
+pl.tile.assemble(r, pt, [0, 0])""")
+    assert unsound_because(lambda x: x, p, inputs_for(p), {}) is not None
+    msg = rejection(p)
+    assert "slice 'w'" in msg and "through 'r'" in msg
