@@ -343,12 +343,11 @@ VIOLATIONS = {
     "EscapeViewViolation": (
         "judged-escape-violation",
         "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) flows into "
-        "{value!r} ({route} at line {at}), which is read or written as a whole, and windows are "
-        "taken of it (at line {win_line}) at addresses judged from where {slice!r} lies in its "
-        "source. The window can be neither copied there (those windows would name other bytes, "
-        "of the copy, and writes through them would be lost) nor kept as it is: it is not "
-        "provably {align_bytes}-byte aligned. {align}, or copy it explicitly (tile.extract(..., "
-        "target_memory=pl.Mem.Vec)) and take the windows of the copy."),
+        "{value!r} ({route} at line {at}), and windows are taken of that (at line {win_line}) at "
+        "addresses judged from where {slice!r} lies in its source. The window can be neither "
+        "copied there (those windows would name other bytes, of the copy, and writes through "
+        "them would be lost) nor kept as it is: {why}. {align}, or copy it explicitly "
+        "(tile.extract(..., target_memory=pl.Mem.Vec)) and take the windows of the copy."),
     "CubeCallViolation": (
         "mat-window-to-matmul-callee-violation",
         "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) {route}. "

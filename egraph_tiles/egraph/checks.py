@@ -105,9 +105,16 @@ def _escape_view(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> d
                 reached.add(e.dst)
                 todo.append(e.dst)
     lines = sorted(w.stmt.span.line for w in enc.windows if w.src in reached)
+    call = call_of(site.stmt)
+    op = call.op if call is not None else "the program"
+    why = (f"{op} reads it as a dense tile, and it is not provably dense (one row or the full "
+           f"width) at a {ALIGN_BYTES}-byte aligned address" if site.ctx is Role.DENSE else
+           f"it is also read or written as a whole, and it is not provably {ALIGN_BYTES}-byte "
+           "aligned" if site.ctx is Role.ORD else
+           f"it is also read as a whole ({site.ctx.label}), and no view is proven for that")
     return {**_fields(fn, enc, site.window.stmt, site.var), "value": value.name,
             "route": _route(site), "at": site.stmt.span.line,
-            "win_line": lines[0] if lines else "?"}
+            "win_line": lines[0] if lines else "?", "why": why}
 
 
 def _route(site: UseSite) -> str:

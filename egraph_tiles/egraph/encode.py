@@ -362,10 +362,8 @@ class Encoder(CallUses, StmtVisitor):
                 # a copy here would take the writes made through what it flows into
                 enc.keep_only.add(name)
                 self._rows["KeepOnlyRow"].append((name,))
-        if ctx is not _PASS and ctx is not ops.Role.CUBE_CALL and slot[0] in _ESCAPES \
-                and self.storage is not None and self.hands_on(stmt, slot):
-            dst = next((d for d in self.storage.escapes(stmt, slot, var)
-                        if d in self._judged), None)
+        if ctx is not _PASS and ctx is not ops.Role.CUBE_CALL and self._judged:
+            dst = next((d for d in self.handed_to(stmt, slot, var) if d in self._judged), None)
             if dst is not None:
                 # windows of what it flows into are judged at its address as written: a copy
                 # here would move what they name (and take their writes)
@@ -402,6 +400,18 @@ class Encoder(CallUses, StmtVisitor):
             # at their own addresses from its storage as written
             return _PASS, None
         return _ORD, None
+
+    def handed_to(self, stmt: Stmt, slot: tuple, var: Var) -> list[Var]:
+        """The values use ``slot`` of ``stmt`` defines from ``var``'s storage without copying
+        it: a loop's iter-arg (or result), an ``if`` result, a view's result (any view: a
+        reshape's too) or a write-back's."""
+        kind = slot[0]
+        if kind in _CARRIES:
+            return self.storage.escapes(stmt, slot, var)  # type: ignore[union-attr]
+        if kind != "arg" and kind != "kwarg":
+            return []
+        return [e.dst for e in self.storage.out_edges.get(var, ())  # type: ignore[union-attr]
+                if e.stmt is stmt and (e.kind is _VIEW or e.kind is Share.WRITEBACK)]
 
     @staticmethod
     def hands_on(stmt: Stmt, slot: tuple) -> bool:

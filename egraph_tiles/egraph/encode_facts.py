@@ -181,7 +181,13 @@ def judged_from_storage(fx: Effects, storage: Storage) -> set[Var]:
     a carry, a view, ...).  A copy where such a value is handed on would move what those windows
     name (``Encoder.use``: such an escape stays the window itself, or is rejected)."""
     layouts = storage.layouts
-    todo = [e.src for e in fx.edges if e.kind is _SLICE and layouts.get(e.src) is not None]
+
+    def judged(v: Var) -> bool:  # (the facts ``Encoder.view_facts`` states: row-major ones)
+        lay, t = layouts.get(v), v.type
+        return lay is not None and isinstance(t, TileType) and len(lay.strides) == 2 \
+            and lay.strides[1] == t.dtype.storage_bits
+
+    todo = [e.src for e in fx.edges if e.kind is _SLICE and judged(e.src)]
     if not todo:
         return set()
     into: dict[Var, list[Var]] = {}
