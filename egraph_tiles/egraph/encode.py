@@ -55,6 +55,13 @@ _RETURNED = ("the return (a caller writes through the returned view, or reads it
              "the argument)")
 
 
+def _in_place_view(op: ops.OpDef) -> bool:
+    """Whether ``op`` is a view that leaves every element where it is, touching none
+    (``set_validshape``, ``transpose_view``), unlike a slice (a window) or a reshape (the
+    elements laid out densely from the first)."""
+    return op.family is ops.Family.VIEW and op.window is None and op.relayout is None
+
+
 class Encoder(CallUses, StmtVisitor):
     def __init__(self, fx: Effects, program: Program | None = None,
                  storage: Storage | None = None) -> None:
@@ -395,10 +402,12 @@ class Encoder(CallUses, StmtVisitor):
                 hit = next(((r, c, x) for r, c, x in need if r in roles), None)
                 if hit is not None and ok:
                     return ctx, (dst, hit[1], hit[2])
-        if dsts and self.hands_on(stmt, slot) and not any(self.accessed(d) for d in dsts):
-            # nothing reads or writes what it flows into as a whole: only windows of it, judged
-            # at their own addresses from its storage as written
-            return _PASS, None
+        if self.hands_on(stmt, slot):
+            outs = self.handed_to(stmt, slot, var)
+            if outs and not any(self.accessed(d) for d in outs):
+                # nothing reads or writes what it flows into as a whole: only windows of it,
+                # judged at their own addresses from its storage as written
+                return _PASS, None
         return _ORD, None
 
     def handed_to(self, stmt: Stmt, slot: tuple, var: Var) -> list[Var]:
@@ -416,12 +425,13 @@ class Encoder(CallUses, StmtVisitor):
     @staticmethod
     def hands_on(stmt: Stmt, slot: tuple) -> bool:
         """Whether use ``slot`` of ``stmt`` only hands its value on without touching its bytes:
-        a loop initializer, a yield, the operand of a same-layout view (``set_validshape``)."""
+        a loop initializer, a yield, the operand of a view that keeps the elements where they
+        are (``set_validshape``, ``transpose_view``; not a reshape, which reads them densely)."""
         if slot[0] in _CARRIES:
             return True
         call = call_of(stmt)
         op = ops.lookup(call.op) if call is not None else None
-        return op is not None and op.same_layout
+        return op is not None and _in_place_view(op)
 
     def cube_fold(self, var: Var, stmt: Stmt) -> Window | None:
         """The Mat window a matmul operand ``var`` of ``stmt`` is, when it is not the slice
@@ -459,7 +469,7 @@ class Encoder(CallUses, StmtVisitor):
         returned to the callers."""
         self.demand(dst)
         accessed = self._accessed
-        return any(v in accessed for v in self.storage.flows_to(dst))  # type: ignore[union-attr]
+        return any(v in accessed for v in self.storage.flows_to(dst, False))  # type: ignore[union-attr]
 
     def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
         """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,
@@ -478,7 +488,7 @@ class Encoder(CallUses, StmtVisitor):
                 op = ops.lookup(call.op)
                 for k, a in call_operands(call):
                     if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
-                        if op is None or not (op.window is not None or op.same_layout
+                        if op is None or not (op.window is not None or _in_place_view(op)
                                               or op.family is ops.Family.SCALAR):
                             # read or written as a whole (not a window taken of it, a view
                             # handing it on, or one element at its address)

@@ -603,3 +603,14 @@ v = pl.tile.set_validshape(w, [1, 8])
 t = pl.tile.transpose_view(v)
 e = pl.tile.slice(t, [1, 1], [4, 0])
 d = pl.tile.muls(e, 2.0)""")
+
+
+def test_a_window_transposed_twice_then_sliced_is_handed_on_as_it_is():
+    # two transposes put w's columns back in place: e is judged at w's address (4 B in), so w
+    # must stay itself where it is transposed, which touches none of its bytes
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 1], [0, 1])
+t = pl.tile.transpose_view(w)
+u = pl.tile.transpose_view(t)
+e = pl.tile.slice(u, [1, 1], [0, 0])
+d = pl.tile.col_expand_mul(e, pt)""")
