@@ -614,3 +614,21 @@ t = pl.tile.transpose_view(w)
 u = pl.tile.transpose_view(t)
 e = pl.tile.slice(u, [1, 1], [0, 0])
 d = pl.tile.col_expand_mul(e, pt)""")
+
+
+def test_a_written_row_of_a_view_is_judged_at_its_whole_constant_address():
+    # w starts 48 B into a 12-wide FP32 tile (unaligned); e, row 1 of its view, 48 B further:
+    # 96 B, aligned — the view's start and the row offset are one constant, judged whole
+    p = et.verify_program(et.parse_program(kernel(
+        "y: pl.Tensor[[16, 12], pl.FP32], p: pl.Tensor[[1, 1], pl.FP32], "
+        "out: pl.Out[pl.Tensor[[16, 12], pl.FP32]]", """
+local = pl.tile.load(y, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+pt = pl.tile.load(p, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [2, 1], [1, 0])
+v = pl.tile.set_validshape(w, [2, 1])
+e = pl.tile.slice(v, [1, 1], [1, 0])
+pl.tile.assemble(e, pt, [0, 0])
+out = pl.store(local, [0, 0], out)
+return out""", "pl.Tensor[[16, 12], pl.FP32]")))
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
