@@ -632,3 +632,17 @@ out = pl.store(local, [0, 0], out)
 return out""", "pl.Tensor[[16, 12], pl.FP32]")))
     et.assert_structural_equal(et.optimize(p), p)
     assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+def test_explain_judges_a_window_of_a_view_at_its_storages_pitch_and_start():
+    p = written_program("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+v = pl.tile.set_validshape(w, [1, 4])
+e = pl.tile.slice(v, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])""")
+    rep = et.Report()
+    et.canonicalize_tile_slice(p, report=rep)
+    why = {d.slice: d.reason for d in rep.functions[0].decisions}
+    assert why["e"] == ("offset (0 × 64 cols + 1) × 32 bits = 32 bits + 'v' starting 28 B "
+                        "(224 bits) = 256 bits: multiple of 256 → view")
+    assert why["w"].startswith("handed on to a value nothing reads or writes as a whole")
