@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import ops
 from .exprs import Call, Expr, TupleItem, Var, VarRef, const_int
-from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt, WhileStmt,
-                    YieldStmt, child_bodies)
+from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
+                    ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies)
 from .types import TileType
 
 if TYPE_CHECKING:  # (ir.summaries computes the summaries from these effects)
@@ -101,6 +101,18 @@ def call_of(s: Stmt) -> Call | None:
     if isinstance(s, EvalStmt):
         return s.call
     return None
+
+
+def _leaves_early(body: list[Stmt]) -> bool:
+    """Whether a trip of the loop with this body may end before its trailing yield: a
+    ``break`` or ``continue`` of this loop (not of a loop nested in it)."""
+    for s in body:
+        if isinstance(s, (BreakStmt, ContinueStmt)):
+            return True
+        if not isinstance(s, (ForStmt, WhileStmt)) and any(_leaves_early(b)
+                                                          for b in child_bodies(s)):
+            return True
+    return False
 
 
 def trailing_yield(body: list[Stmt]) -> YieldStmt | None:
@@ -384,7 +396,8 @@ class _Builder:
         if loop:
             if isinstance(s, ForStmt):
                 defs[s.loop_var] = (p, paths[0])
-            trips = Effects.trip_count(s)
+            # (a break or continue may end a trip before its trailing yield: either value)
+            trips = None if _leaves_early(s.body) else Effects.trip_count(s)  # type: ignore[union-attr]
             for i, ia in enumerate(s.iter_args):  # type: ignore[union-attr]
                 defs[ia] = (p, paths[0])
                 y = yielded_var(s.body, i)  # type: ignore[union-attr]
