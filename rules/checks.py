@@ -49,11 +49,14 @@ from egraph_tiles.ir.target import ALIGN_BITS
 from egraph_tiles.rules.sorts import row
 
 ORD, CALL, CUBE_CALL, DENSE = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg, Role.DENSE.egg
+DENSE_PASS = Role.DENSE_PASS.egg
 
 #: the contexts that read an operand as a dense tile of its own (``DenseUse``), each with the
 #: names of its copy rule and of the rule keeping a non-Vec window (``_dense_rules``)
 DENSE_CONTEXTS = ((CALL, "call-operand-extract", "keep-non-vec-call-window"),
-                  (DENSE, "reshape-operand-extract", "keep-non-vec-reshape-window"))
+                  (DENSE, "reshape-operand-extract", "keep-non-vec-reshape-window"),
+                  (DENSE_PASS, "passed-reshape-operand-extract",
+                   "keep-non-vec-passed-reshape-window"))
 
 
 def _dense_rules(ctx: str, copy: str, keep: str) -> str:
@@ -70,8 +73,9 @@ def _dense_rules(ctx: str, copy: str, keep: str) -> str:
       ((union u (Keep w {ctx}))) :ruleset safe :name "{keep}")"""
 
 
-#: the ``DenseUse`` facts, one per context of :data:`DENSE_CONTEXTS`
-_DENSE_USE = "\n".join(f"(DenseUse {ctx})" for ctx, *_ in DENSE_CONTEXTS)
+#: the ``DenseUse`` facts, one per context of :data:`DENSE_CONTEXTS` but ``DENSE_PASS`` (a view
+#: kept there proves no aligned address: it must not stand for a written window's proof)
+_DENSE_USE = "\n".join(f"(DenseUse {ctx})" for ctx, *_ in DENSE_CONTEXTS if ctx != DENSE_PASS)
 
 RULES = f"""
 (relation RawColxUse (i64 Tile))
@@ -151,6 +155,10 @@ RULES = f"""
 (rule ((= u (Use w ctx)) (= ctx {DENSE}) (Dense w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset views :name "reshape-dense-aligned-view")
+; ... and when nothing reads or writes the reshaped value as a whole, only windows of it (each
+; judged at its own address), the reshape touches no byte: a dense window stays at any address
+(rule ((= u (Use w ctx)) (= ctx {DENSE_PASS}) (Dense w) (MemOf w "Vec"))
+      ((union u (Keep w ctx))) :ruleset views :name "reshape-dense-passed-view")
 (rule ((= u (Use w ctx)) (DenseUse ctx) (= u (Keep w ctx)) (= w (Win b r c h wd)))
       ((set (ViewProven w) 1)) :ruleset proven :name "written-window-call-view-proven")
 ; a window the callee uses as a matmul left / right operand (CUBE_CALL): any but a Mat window

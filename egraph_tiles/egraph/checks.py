@@ -109,6 +109,8 @@ def _escape_view(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> d
     op = call.op if call is not None else "the program"
     why = (f"{op} reads it as a dense tile, and it is not provably dense (one row or the full "
            f"width) at a {ALIGN_BYTES}-byte aligned address" if site.ctx is Role.DENSE else
+           f"{op} reads it as a dense tile, and it is not provably dense (one row or the full "
+           "width)" if site.ctx is Role.DENSE_PASS else
            f"it is also read or written as a whole, and it is not provably {ALIGN_BYTES}-byte "
            "aligned" if site.ctx is Role.ORD else
            f"it is also read as a whole ({site.ctx.label}), and no view is proven for that")

@@ -36,6 +36,7 @@ _IDX_ROWS = {op: idx_table(op) for op in IDX_OPS}
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge
 _ORD, _COLX, _PASS = ops.Role.ORD, ops.Role.COLX, ops.Role.PASS
+_DENSE, _DENSE_PASS = ops.Role.DENSE, ops.Role.DENSE_PASS
 _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
@@ -355,6 +356,10 @@ class Encoder(CallUses, StmtVisitor):
                 return
             tile = w.key
         escape = None
+        if ctx is _DENSE and self.storage is not None:
+            outs = self.handed_to(stmt, slot, var)
+            if outs and not any(self.accessed(d) for d in outs):
+                ctx = _DENSE_PASS  # (only windows are taken of the reshaped value)
         if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
                 and (slot[0] in _CARRIES or var in self.storage.out_edges):
             ctx, escape = self.escape_context(stmt, slot, var, w)

@@ -75,6 +75,10 @@ def explain(d: Decision, eg: eb.EGraph, storage: Storage | None = None) -> Slice
         why = _copy_view_reason(w, copied, d.buf_var.name, eg, nbytes)
     elif site.ctx is _COLX:
         why = _colx_reason(w, copied, nbytes)
+    elif site.ctx is ops.Role.DENSE_PASS:
+        dense = f"[{w.rows}, {w.cols}], one row or its source's width"
+        why = (f"reshaped, and only windows of the result are taken: dense ({dense}) → view"
+               if not copied else f"reshaped, and not provably dense ({dense}) → copy {nbytes} B")
     elif site.ctx is ops.Role.PASS:
         why = ("handed on to a value nothing reads or writes as a whole, only windows of it "
                "(each judged at its own address from this one's): left as it is")

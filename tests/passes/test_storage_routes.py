@@ -544,16 +544,35 @@ pl.tile.assemble(e, pt, [0, 0])"""))
     assert "also read or written as a whole, and it is not provably 32-byte aligned" in msg
 
 
-def test_a_window_reshaped_then_sliced_is_rejected_when_the_reshape_would_copy_it():
-    # w is dense but 28 B in: the reshape would read a copy, yet e (column 1 of r) is judged
-    # at 28 + 4 = 32 B, w's place: neither a copy nor the view as written can be proven
+def test_a_dense_window_reshaped_then_only_sliced_stays_a_view_at_any_address():
+    # w is dense but 28 B in; nothing reads r whole, and e (column 1 of r) is judged at
+    # 28 + 4 = 32 B, w's place: w stays itself (a copy would move e to 4 B into it)
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 16], [0, 7])
+r = pl.tile.reshape(w, [2, 8])
+e = pl.tile.slice(r, [1, 1], [0, 1])
+d = pl.tile.adds(e, 1.0)""")
+
+
+def test_a_window_reshaped_then_read_whole_and_sliced_is_rejected_when_unaligned():
     msg = rejection(written_program("""
 w = pl.tile.slice(local, [1, 16], [0, 7])
 r = pl.tile.reshape(w, [2, 8])
+f = pl.tile.exp(r)
 e = pl.tile.slice(r, [1, 1], [0, 1])
 d = pl.tile.adds(e, 1.0)"""))
     assert "flows into 'r' (the result of tile.reshape at line 11)" in msg
     assert "tile.reshape reads it as a dense tile" in msg
+
+
+def test_a_window_not_dense_reshaped_then_only_sliced_is_rejected():
+    # two rows of 8 of a 64-wide tile: the reshape reads 16 consecutive elements, not the window
+    msg = rejection(written_program("""
+w = pl.tile.slice(local, [2, 8], [0, 8])
+r = pl.tile.reshape(w, [1, 16])
+e = pl.tile.slice(r, [1, 8], [0, 8])
+d = pl.tile.adds(e, 1.0)"""))
+    assert "tile.reshape reads it as a dense tile, and it is not provably dense" in msg
 
 
 def test_an_aligned_dense_window_reshaped_then_sliced_stays_a_view():

@@ -50,6 +50,10 @@ class Role(StrEnum):
     # window's as written.  Passed on as it is, never copied (a copy would move the bytes those
     # windows name, and take their writes)
     PASS = "pass"
+    # the operand of a reshape / reinterpret_view whose result nothing reads or writes as a
+    # whole, only windows of it (judged from the storage facts): a Vec window is kept when
+    # dense (one row or the full width), at any address — the reshape touches no byte
+    DENSE_PASS = "dense-pass"
 
     @property
     def egg(self) -> str:
