@@ -52,11 +52,14 @@ from egraph_tiles.ir.target import ALIGN_BITS
 from egraph_tiles.rules.sorts import row
 
 ORD, CALL, CUBE_CALL, DENSE = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg, Role.DENSE.egg
+DENSE_PASS = Role.DENSE_PASS.egg
 
 #: the contexts that read an operand as a dense tile of its own (``DenseUse``), each with the
 #: names of its copy rule and of the rule keeping a non-Vec window (``_dense_rules``)
 DENSE_CONTEXTS = ((CALL, "call-operand-extract", "keep-non-vec-call-window"),
-                  (DENSE, "reshape-operand-extract", "keep-non-vec-reshape-window"))
+                  (DENSE, "reshape-operand-extract", "keep-non-vec-reshape-window"),
+                  (DENSE_PASS, "passed-reshape-operand-extract",
+                   "keep-non-vec-passed-reshape-window"))
 
 
 def _dense_rules(ctx: str, copy: str, keep: str) -> str:
@@ -73,8 +76,9 @@ def _dense_rules(ctx: str, copy: str, keep: str) -> str:
       ((union u (Keep w {ctx}))) :ruleset safe :name "{keep}")"""
 
 
-#: the ``DenseUse`` facts, one per context of :data:`DENSE_CONTEXTS`
-_DENSE_USE = "\n".join(f"(DenseUse {ctx})" for ctx, *_ in DENSE_CONTEXTS)
+#: the ``DenseUse`` facts, one per context of :data:`DENSE_CONTEXTS` but ``DENSE_PASS`` (a view
+#: kept there proves no aligned address: it must not stand for a written window's proof)
+_DENSE_USE = "\n".join(f"(DenseUse {ctx})" for ctx, *_ in DENSE_CONTEXTS if ctx != DENSE_PASS)
 
 RULES = f"""
 (relation RawColxUse (i64 Tile))
@@ -166,6 +170,10 @@ RULES = f"""
 (rule ((= u (Use w ctx)) (= ctx {DENSE}) (Dense w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset views :name "reshape-dense-aligned-view")
+; ... and when nothing reads or writes the reshaped value as a whole, only windows of it (each
+; judged at its own address), the reshape touches no byte: a dense window stays at any address
+(rule ((= u (Use w ctx)) (= ctx {DENSE_PASS}) (Dense w) (MemOf w "Vec"))
+      ((union u (Keep w ctx))) :ruleset views :name "reshape-dense-passed-view")
 (rule ((= u (Use w ctx)) (DenseUse ctx) (= u (Keep w ctx)) (= w (Win b r c h wd)))
       ((set (ViewProven w) 1)) :ruleset proven :name "written-window-call-view-proven")
 ; a window the callee uses as a matmul left / right operand (CUBE_CALL): any but a Mat window
@@ -200,6 +208,17 @@ RULES = f"""
       :ruleset proven :name "stale-escape-view-proven")
 (rule ((StaleEscapeUse k) (= 0 (UseKept k))) ((StaleEscapeViolation k))
       :ruleset checks :name "stale-escape-violation")
+; A window handed on (a loop initializer, a yield, a same-layout view's operand) to a value that
+; windows are taken of, each judged at its address from the storage as written (ir.storage),
+; and that is also read or written as a whole (egraph.encode ``use``): a copy there would move
+; what those windows name, so the use must stay a view, which its context allows only where
+; proven (aligned, ...); otherwise a violation (reject, never copy)
+(relation ViewOnlyUse (i64))
+(relation EscapeViewViolation (i64))
+(rule ((ViewOnlyUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
+      :ruleset proven :name "judged-escape-view-proven")
+(rule ((ViewOnlyUse k) (= 0 (UseKept k))) ((EscapeViewViolation k))
+      :ruleset checks :name "judged-escape-violation")
 
 (relation RawVecUse (i64 Tile))
 (function RawVecProven (Tile) i64 :merge (max old new))
@@ -222,6 +241,8 @@ LOAD = f"""
 (relation StaleEscapeRow (i64))
 (rule ((StaleEscapeRow k)) ((StaleEscapeUse k) (set (UseKept k) 0)) :ruleset load
       :name "load-stale-escape-use")
+(relation ViewOnlyRow (i64))
+(rule ((ViewOnlyRow k)) ((ViewOnlyUse k) (set (UseKept k) 0)) :ruleset load :name "load-view-only-use")
 (relation WrittenUse (i64))
 (rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
@@ -366,6 +387,14 @@ VIOLATIONS = {
         "would hold the elements from before the write) nor kept as it is: it is not provably "
         "at a {align_bytes}-byte aligned address. {align}, or copy it explicitly "
         "(tile.extract(..., target_memory=pl.Mem.Vec)) where the value is read."),
+    "EscapeViewViolation": (
+        "judged-escape-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) flows into "
+        "{value!r} ({route} at line {at}), and windows are taken of that (at line {win_line}) at "
+        "addresses judged from where {slice!r} lies in its source. The window can be neither "
+        "copied there (those windows would name other bytes, of the copy, and writes through "
+        "them would be lost) nor kept as it is: {why}. {align}, or copy it explicitly "
+        "(tile.extract(..., target_memory=pl.Mem.Vec)) and take the windows of the copy."),
     "CubeCallViolation": (
         "mat-window-to-matmul-callee-violation",
         "{where}: in function {fn!r}, Mat window {slice!r} (tile.slice at line {line}) {route}. "

@@ -58,4 +58,11 @@ RULES = f"""
        (= 0 (% (* (+ (* r p) c) bits) {ALIGN_BITS})))
       ((set (AddrMult w) (min mb {ALIGN_BITS})))
       :ruleset layout :name "window-address-exact-constant")
+; a constant MemRef byte offset and a constant row and column offset over a constant pitch: the
+; whole address k * 8 + (r * pitch + c) * bits is one constant, judged with the exact modulo —
+; row 1 of a view 48 B into a 12-wide FP32 tile is 48 B + 48 B = 96 B in, aligned
+(rule ((= w (Win b (Lit r) (Lit c) h wd)) (MemrefBytes b (Lit k)) (= p (Pitch b)) (= bits (Bits b))
+       (= 0 (% (+ (* k 8) (* (+ (* r p) c) bits)) {ALIGN_BITS})))
+      ((set (AddrMult w) {ALIGN_BITS}))
+      :ruleset layout :name "window-address-exact-constant-start")
 """

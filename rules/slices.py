@@ -13,7 +13,8 @@ from egraph_tiles.ir.ops import Role
 
 from ..ir.target import CAP
 
-ORD, COLX, LEFT, RIGHT = (r.egg for r in (Role.ORD, Role.COLX, Role.LEFT, Role.RIGHT))
+ORD, COLX, LEFT, RIGHT, PASS = (r.egg for r in (Role.ORD, Role.COLX, Role.LEFT, Role.RIGHT,
+                                                 Role.PASS))
 #: the bytes a copy of an ``h`` x ``wd`` window of ``bits``-bit elements moves: the extractor's
 #: cost of a ``Copy`` (the same formula as ``egraph_tiles.ir.target.copy_bytes``)
 COPY_BYTES = "(/ (* (* h wd) bits) 8)"
@@ -63,6 +64,11 @@ RULES = f"""
 
 (ruleset safe)
 {"".join(_safe_rules(*c) for c in CONTEXTS)}
+; a window handed on (a loop initializer, a yield, a same-layout view's operand) to a value only
+; windows are taken of: nothing accesses it there, and those windows are judged from its storage
+; as written (ir.storage), so it stays as it is — a copy would move what they name
+(rule ((= u (Use w ctx)) (= ctx {PASS}) (= w (Win b r c h wd))) ((union u (Keep w ctx)))
+      :ruleset safe :name "keep-passed-window")
 ; a non-window operand is left as it is
 (rule ((= u (Use (Leaf s) ctx))) ((union u (Keep (Leaf s) ctx))) :ruleset safe :name "keep-non-window")
 

@@ -20,6 +20,7 @@ settings.register_profile("default", max_examples=30, deadline=None, derandomize
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("nightly", max_examples=2000, deadline=None,
+# (a profile inherits the loaded one's settings: "nightly" says derandomize=False itself)
+settings.register_profile("nightly", max_examples=2000, deadline=None, derandomize=False,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -104,6 +104,29 @@ def _stale_escape(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> 
             "op": call.op if call is not None else "a return", "op_line": consumer.span.line}
 
 
+def _escape_view(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    value = enc.view_only[site.key]
+    reached, todo = {value}, [value]  # (through storage edges of any kind: ir.storage)
+    while todo and enc.storage is not None:
+        for e in enc.storage.out_edges.get(todo.pop(), ()):
+            if e.dst not in reached:
+                reached.add(e.dst)
+                todo.append(e.dst)
+    lines = sorted(w.stmt.span.line for w in enc.windows if w.src in reached)
+    call = call_of(site.stmt)
+    op = call.op if call is not None else "the program"
+    why = (f"{op} reads it as a dense tile, and it is not provably dense (one row or the full "
+           f"width) at a {ALIGN_BYTES}-byte aligned address" if site.ctx is Role.DENSE else
+           f"{op} reads it as a dense tile, and it is not provably dense (one row or the full "
+           "width)" if site.ctx is Role.DENSE_PASS else
+           f"it is also read or written as a whole, and it is not provably {ALIGN_BYTES}-byte "
+           "aligned" if site.ctx is Role.ORD else
+           f"it is also read as a whole ({site.ctx.label}), and no view is proven for that")
+    return {**_fields(fn, enc, site.window.stmt, site.var), "value": value.name,
+            "route": _route(site), "at": site.stmt.span.line,
+            "win_line": lines[0] if lines else "?", "why": why}
+
+
 def _route(site: UseSite) -> str:
     """How an escape use hands its window on: a loop initializer, a yield, a view."""
     kind = site.slot[0]
@@ -144,6 +167,8 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
                              _escape_write),
     "StaleEscapeViolation": (lambda enc: [u for u in enc.uses if u.key in enc.stale],
                              _stale_escape),
+    "EscapeViewViolation": (lambda enc: [u for u in enc.uses if u.key in enc.view_only],
+                            _escape_view),
 }
 
 

@@ -23,8 +23,8 @@ from ..ir.types import MemorySpace, ScalarType, TileType, Type
 from ..rules.sorts import IDX_OPS, idx_table
 from .calls import result_uses, result_written, role_of, whole_source
 from .encode_calls import CallUses
-from .encode_facts import (by_stmt, canonical_slice, constant_idx, mat_named, raw_origins,
-                           raw_slice_parts, stated, written_edges)
+from .encode_facts import (by_stmt, canonical_slice, constant_idx, judged_from_storage, mat_named,
+                           raw_origins, raw_slice_parts, stated, written_edges)
 from .encoding import Encoding, ExtSite, UseSite, Window, WriteSite
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
@@ -35,7 +35,8 @@ _IDX_ROWS = {op: idx_table(op) for op in IDX_OPS}
 
 # enum members read once: reading one off its class costs ~0.15 us in Python 3.11, and these
 # are read per statement, operand or storage edge
-_ORD, _COLX = ops.Role.ORD, ops.Role.COLX
+_ORD, _COLX, _PASS = ops.Role.ORD, ops.Role.COLX, ops.Role.PASS
+_DENSE, _DENSE_PASS = ops.Role.DENSE, ops.Role.DENSE_PASS
 _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
@@ -55,6 +56,13 @@ _RETURNED = ("the return (a caller writes through the returned view, or reads it
              "the argument)")
 
 
+def _in_place_view(op: ops.OpDef) -> bool:
+    """Whether ``op`` is a view that leaves every element where it is, touching none
+    (``set_validshape``, ``transpose_view``), unlike a slice (a window) or a reshape (the
+    elements laid out densely from the first)."""
+    return op.family is ops.Family.VIEW and op.window is None and op.relayout is None
+
+
 class Encoder(CallUses, StmtVisitor):
     def __init__(self, fx: Effects, program: Program | None = None,
                  storage: Storage | None = None) -> None:
@@ -66,6 +74,8 @@ class Encoder(CallUses, StmtVisitor):
         self.storage = storage
         #: tile var -> the roles of the operands it is passed as (:meth:`demand`, built once)
         self._roles_of: dict[Var, set[ops.Role]] | None = None
+        #: the tile vars read or written as a whole (:meth:`accessed`, built with ``_roles_of``)
+        self._accessed: set[Var] = set()
         #: the tile vars some statement may write in place (:meth:`written_after`, built once)
         self._written_vars: set[Var] | None = None
         #: tile var -> the statements reading it (:meth:`reads_of`, built once)
@@ -96,6 +106,8 @@ class Encoder(CallUses, StmtVisitor):
         #: the values other than a slice or its alias that may name a Mat window (ir.storage
         #: origins): a matmul operand among them may fold into an extract (:meth:`cube_fold`)
         self._mat_named: set[Var] = mat_named(fx, storage) if storage else set()
+        #: the values some window is judged by the storage of, as written (:meth:`use`)
+        self._judged: set[Var] = judged_from_storage(fx, storage) if storage else set()
         #: the raw-slice uses stated before their slice's number is known (a loop's yield can
         #: carry a slice defined after the use): (table, use number, raw slice var), in order
         self._raw_pending: list[tuple[str, int, Var]] = []
@@ -346,6 +358,10 @@ class Encoder(CallUses, StmtVisitor):
                 return
             tile = w.key
         escape = None
+        if ctx is _DENSE and self.storage is not None:
+            outs = self.handed_to(stmt, slot, var)
+            if outs and not any(self.accessed(d) for d in outs):
+                ctx = _DENSE_PASS  # (only windows are taken of the reshaped value)
         if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
                 and (slot[0] in _CARRIES or var in self.storage.out_edges):
             ctx, escape = self.escape_context(stmt, slot, var, w)
@@ -368,6 +384,13 @@ class Encoder(CallUses, StmtVisitor):
                 enc.escapes[name] = stale
                 enc.stale.add(name)
                 self._rows["StaleEscapeRow"].append((name,))
+        if ctx is not _PASS and ctx is not ops.Role.CUBE_CALL and self._judged:
+            dst = next((d for d in self.handed_to(stmt, slot, var) if d in self._judged), None)
+            if dst is not None:
+                # windows of what it flows into are judged at its address as written: a copy
+                # here would move what they name (and take their writes)
+                enc.view_only[name] = dst
+                self._rows["ViewOnlyRow"].append((name,))
 
     def escape_context(self, stmt: Stmt, slot: tuple, var: Var, w: Window
                        ) -> tuple[ops.Role, tuple[Var, Stmt, Var] | None]:
@@ -385,7 +408,8 @@ class Encoder(CallUses, StmtVisitor):
         the call."""
         t = w.var.type
         mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
-        for dst in self.storage.escapes(stmt, slot, var):  # type: ignore[union-attr]
+        dsts = self.storage.escapes(stmt, slot, var)  # type: ignore[union-attr]
+        for dst in dsts:
             need = self.demand(dst)
             for roles, ctx, ok in ((_CUBE, ops.Role.CUBE_CALL, mat),
                                    (_COLX_LIKE, ops.Role.CALL, True),
@@ -393,7 +417,36 @@ class Encoder(CallUses, StmtVisitor):
                 hit = next(((r, c, x) for r, c, x in need if r in roles), None)
                 if hit is not None and ok:
                     return ctx, (dst, hit[1], hit[2])
+        if self.hands_on(stmt, slot):
+            outs = self.handed_to(stmt, slot, var)
+            if outs and not any(self.accessed(d) for d in outs):
+                # nothing reads or writes what it flows into as a whole: only windows of it,
+                # judged at their own addresses from its storage as written
+                return _PASS, None
         return _ORD, None
+
+    def handed_to(self, stmt: Stmt, slot: tuple, var: Var) -> list[Var]:
+        """The values use ``slot`` of ``stmt`` defines from ``var``'s storage without copying
+        it: a loop's iter-arg (or result), an ``if`` result, a view's result (any view: a
+        reshape's too) or a write-back's."""
+        kind = slot[0]
+        if kind in _CARRIES:
+            return self.storage.escapes(stmt, slot, var)  # type: ignore[union-attr]
+        if kind != "arg" and kind != "kwarg":
+            return []
+        return [e.dst for e in self.storage.out_edges.get(var, ())  # type: ignore[union-attr]
+                if e.stmt is stmt and (e.kind is _VIEW or e.kind is Share.WRITEBACK)]
+
+    @staticmethod
+    def hands_on(stmt: Stmt, slot: tuple) -> bool:
+        """Whether use ``slot`` of ``stmt`` only hands its value on without touching its bytes:
+        a loop initializer, a yield, the operand of a view that keeps the elements where they
+        are (``set_validshape``, ``transpose_view``; not a reshape, which reads them densely)."""
+        if slot[0] in _CARRIES:
+            return True
+        call = call_of(stmt)
+        op = ops.lookup(call.op) if call is not None else None
+        return op is not None and _in_place_view(op)
 
     def cube_fold(self, var: Var, stmt: Stmt) -> Window | None:
         """The Mat window a matmul operand ``var`` of ``stmt`` is, when it is not the slice
@@ -473,18 +526,36 @@ class Encoder(CallUses, StmtVisitor):
         written = self._written_vars
         return any(v in written for v in self.storage.flows_to(dst))  # type: ignore[union-attr]
 
+    def accessed(self, dst: Var) -> bool:
+        """Whether anything ``dst`` reaches (as :meth:`demand`) is read or written as a whole:
+        an operand of any op but a slice, a same-layout view or a scalar one-element access, or
+        returned to the callers."""
+        self.demand(dst)
+        accessed = self._accessed
+        return any(v in accessed for v in self.storage.flows_to(dst, False))  # type: ignore[union-attr]
+
     def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
         """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,
         write-backs, carries, merges, same-layout views), with the consumer and the operand."""
         if self._roles_of is None:
             self._roles_of = roles = {}
+            self._accessed = accessed = set()
             fx = self.fx
             for s in fx.stmts:
+                if type(s) is ReturnStmt:  # read by the callers, as a whole
+                    accessed.update(a.var for a in s.values if type(a) is VarRef)  # type: ignore[attr-defined]
+                    continue
                 call = call_of(s) if s is not None else None
                 if call is None:
                     continue
+                op = ops.lookup(call.op)
                 for k, a in call_operands(call):
                     if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
+                        if op is None or not (op.window is not None or _in_place_view(op)
+                                              or op.family is ops.Family.SCALAR):
+                            # read or written as a whole (not a window taken of it, a view
+                            # handing it on, or one element at its address)
+                            accessed.add(a.var)  # type: ignore[attr-defined]
                         r = self.context(call.op, k)
                         if (r is _LEFT or r is _RIGHT) and self.cube_fold(a.var, s) is not None:  # type: ignore[attr-defined]
                             continue  # (folded into an extract there: the slice's own use)

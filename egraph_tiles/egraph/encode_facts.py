@@ -172,3 +172,32 @@ def raw_origins(fx: Effects, storage: Storage, kept: bool = False) -> dict[Var, 
         if got:
             out[v] = sorted(got, key=lambda x: fx.defs[x][0])
     return out
+
+
+def judged_from_storage(fx: Effects, storage: Storage) -> set[Var]:
+    """The values whose storage, as written, some window is judged by: a value a slice is taken
+    of whose own layout the storage analysis derives from another's (a view, a carry, a merge:
+    not a root), and every value that reaches one through storage edges (a window's escape into
+    a carry, a view, ...).  A copy where such a value is handed on would move what those windows
+    name (``Encoder.use``: such an escape stays the window itself, or is rejected)."""
+    layouts = storage.layouts
+
+    def judged(v: Var) -> bool:  # (the facts ``Encoder.view_facts`` states: row-major ones)
+        lay, t = layouts.get(v), v.type
+        return lay is not None and isinstance(t, TileType) and len(lay.strides) == 2 \
+            and lay.strides[1] == t.dtype.storage_bits
+
+    todo = [e.src for e in fx.edges if e.kind is _SLICE and judged(e.src)]
+    if not todo:
+        return set()
+    into: dict[Var, list[Var]] = {}
+    for e in fx.edges:
+        into.setdefault(e.dst, []).append(e.src)
+    seen: set[Var] = set()
+    while todo:
+        v = todo.pop()
+        if v not in seen:
+            seen.add(v)
+            todo += into.get(v, ())
+    return seen
+

@@ -121,5 +121,8 @@ class Encoding:
     #: the ordinary escape uses that must stay a view (what they flow into is read after the
     #: window's storage is written: ``StaleEscapeRow``)
     stale: set[int] = field(default_factory=set)
+    #: the escape uses that must stay a view because windows of what they flow into are judged
+    #: at the window's address as written (``ViewOnlyRow``): use key -> the value it flows into
+    view_only: dict[int, Var] = field(default_factory=dict)
     #: the function's storage facts (``ir.storage``): the messages name a value's route
     storage: Storage | None = None

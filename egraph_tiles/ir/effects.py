@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from . import ops
 from .exprs import Call, Expr, TupleItem, Var, VarRef, const_int
-from .stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Stmt, WhileStmt,
-                    YieldStmt, child_bodies)
+from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
+                    ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies)
 from .types import TileType
 
 if TYPE_CHECKING:  # (ir.summaries computes the summaries from these effects)
@@ -103,6 +103,18 @@ def call_of(s: Stmt) -> Call | None:
     return None
 
 
+def _leaves_early(body: list[Stmt]) -> bool:
+    """Whether a trip of the loop with this body may end before its trailing yield: a
+    ``break`` or ``continue`` of this loop (not of a loop nested in it)."""
+    for s in body:
+        if isinstance(s, (BreakStmt, ContinueStmt)):
+            return True
+        if not isinstance(s, (ForStmt, WhileStmt)) and any(_leaves_early(b)
+                                                          for b in child_bodies(s)):
+            return True
+    return False
+
+
 def trailing_yield(body: list[Stmt]) -> YieldStmt | None:
     return body[-1] if body and isinstance(body[-1], YieldStmt) else None
 
@@ -124,7 +136,9 @@ class Share(Enum):
     WRITEBACK = "writeback"  # an op that writes its result back into operand ``index``
     LOOP_INIT = "loop_init"  # iter-arg ``index`` <- its initializer
     LOOP_BACK = "loop_back"  # iter-arg ``index`` <- the trailing yield's value ``index``
-    LOOP_RESULT = "loop_result"  # result ``index`` <- iter-arg ``index``
+    #: result ``index`` <- iter-arg ``index``; the trailing yield's value ``index`` when the loop
+    #: runs at least once (constant bounds), its initializer when it never runs
+    LOOP_RESULT = "loop_result"
     IF_RESULT = "if_result"  # result ``index`` <- an arm's yield value ``index``
     #: a program function's result (or element k of a returned tuple, at the statement
     #: ``x = pair[k]``) <- argument ``index``, whose storage the callee may return (its tile:
@@ -382,13 +396,21 @@ class _Builder:
         if loop:
             if isinstance(s, ForStmt):
                 defs[s.loop_var] = (p, paths[0])
+            # (a break or continue may end a trip before its trailing yield: either value)
+            trips = None if _leaves_early(s.body) else Effects.trip_count(s)  # type: ignore[union-attr]
             for i, ia in enumerate(s.iter_args):  # type: ignore[union-attr]
                 defs[ia] = (p, paths[0])
                 y = yielded_var(s.body, i)  # type: ignore[union-attr]
                 if y is not None:
                     edges.append(Edge(_LOOP_BACK, ia, y, s, i))
                 if i < len(s.return_vars):  # type: ignore[union-attr]
-                    edges.append(Edge(_LOOP_RESULT, s.return_vars[i], ia, s, i))  # type: ignore[union-attr]
+                    # the result is what the last trip yields: the trailing yield's value when
+                    # the loop is known to run, its initializer when known not to, else the
+                    # iter-arg (either)
+                    init = s.init_values[i] if i < len(s.init_values) else None  # type: ignore[union-attr]
+                    src = y if trips and y is not None else \
+                        init.var if trips == 0 and isinstance(init, VarRef) else ia
+                    edges.append(Edge(_LOOP_RESULT, s.return_vars[i], src, s, i))  # type: ignore[union-attr]
         elif isinstance(s, IfStmt):
             for b in (s.then_body, s.else_body):
                 for i, rv in enumerate(s.return_vars):

@@ -172,13 +172,16 @@ class Storage:
         fx = self.fx
         kind = slot[0]
         if kind == "init" and isinstance(stmt, (ForStmt, WhileStmt)):
-            return [stmt.iter_args[slot[1]]] if slot[1] < len(stmt.iter_args) else []
+            if slot[1] >= len(stmt.iter_args):
+                return []
+            return [stmt.iter_args[slot[1]], *self._result_of(stmt, slot[1], v)]
         if kind == "yield":
             block = fx.points[stmt].path[-1]
             owner = fx.blocks[block] if block < len(fx.blocks) else None
             if isinstance(owner, (ForStmt, WhileStmt)):
                 ok = trailing_yield(owner.body) is stmt and slot[1] < len(owner.iter_args)
-                return [owner.iter_args[slot[1]]] if ok else []
+                return [owner.iter_args[slot[1]], *self._result_of(owner, slot[1], v)] if ok \
+                    else []
             if isinstance(owner, IfStmt) and slot[1] < len(owner.return_vars):
                 return [owner.return_vars[slot[1]]]
             return []
@@ -187,6 +190,12 @@ class Storage:
         return [e.dst for e in self.out_edges.get(v, ()) if e.stmt is stmt
                 and e.kind is not Share.SLICE and e.kind is not Share.ALIAS
                 and (e.kind is not Share.VIEW or same_layout(e))]
+
+    def _result_of(self, loop: Stmt, index: int, v: Var) -> list[Var]:
+        """The loop's result ``index`` when ``v`` is what it names directly (the last trip's
+        yield, or the initializer of a loop that never runs: ``Share.LOOP_RESULT``)."""
+        return [e.dst for e in self.out_edges.get(v, ()) if e.stmt is loop
+                and e.kind is Share.LOOP_RESULT and e.index == index]
 
     def flows_to(self, v: Var, same_layout_only: bool = True) -> list[Var]:
         """The values ``v`` reaches through aliases, write-backs, carries, merges and edges of

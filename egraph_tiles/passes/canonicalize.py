@@ -138,7 +138,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
             fn.name, bytes_before=static_copy_bytes(fn), bytes_after=static_copy_bytes(new_fn),
             enodes=stats.enodes, iterations=stats.iterations, saturated=stats.saturated,
             limit_hit=stats.limit_hit, seconds=seconds, extractor=opts.extractor.name,
-            decisions=[explain(d, eg) for d in decoded.decisions],
+            decisions=[explain(d, eg, enc.storage) for d in decoded.decisions],
             dynamic_before=dynamic_copy_bytes(fn, model),
             dynamic_after=dynamic_copy_bytes(new_fn, model)))
         annotate_report(report.functions[-1].decisions, decoded.decisions, hoists, fn, fx, model)

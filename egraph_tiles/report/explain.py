@@ -17,6 +17,7 @@ from ..ir import ops
 from ..ir.effects import call_of, callee_name
 from ..ir.exprs import BinOp, Expr, const_int, const_shape
 from ..ir.format import format_expr
+from ..ir.storage import Storage
 from ..ir.target import ALIGN_BITS, CAP
 from ..ir.types import MemorySpace, TileType
 from ..egraph.decode import Decision
@@ -41,7 +42,7 @@ _CALLEE = {
 }
 
 
-def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
+def explain(d: Decision, eg: eb.EGraph, storage: Storage | None = None) -> SliceDecision:
     """The report line of one decision."""
     site = d.site
     if isinstance(site, Window):
@@ -74,8 +75,15 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
         why = _copy_view_reason(w, copied, d.buf_var.name, eg, nbytes)
     elif site.ctx is _COLX:
         why = _colx_reason(w, copied, nbytes)
+    elif site.ctx is ops.Role.DENSE_PASS:
+        dense = f"[{w.rows}, {w.cols}], one row or its source's width"
+        why = (f"reshaped, and only windows of the result are taken: dense ({dense}) → view"
+               if not copied else f"reshaped, and not provably dense ({dense}) → copy {nbytes} B")
+    elif site.ctx is ops.Role.PASS:
+        why = ("handed on to a value nothing reads or writes as a whole, only windows of it "
+               "(each judged at its own address from this one's): left as it is")
     else:
-        why = _ord_reason(w, copied, eg, nbytes)
+        why = _ord_reason(w, copied, eg, nbytes, storage)
     if d.kind == "copy" and d.placement == "shared":
         why += f" (shares the copy {d.copy_var.name})"
     return SliceDecision(w.var.name, label, "copy" if copied else "view", why,
@@ -157,14 +165,15 @@ def _multiple(eg: eb.EGraph, e: Expr, cls: Callable[[], object | None]) -> int |
 
 def alignment_reason(off_row: Expr, off_col: Expr, pitch: int | None, bits: int,
                      mult_row: int | None, mult_col: int | None, base_mult: int | None,
-                     nbytes: int, kept: bool, base_bytes: int | None = None) -> str:
+                     nbytes: int, kept: bool, base_bytes: int | None = None,
+                     base_label: str = "MemRef byte offset") -> str:
     """The arithmetic behind an ordinary-operand decision, from the e-graph's known multiples
     (``base_bytes``: the base's constant MemRef byte offset, summed exactly with a constant
     column offset, as ``window-address-exact-constant-part`` does)."""
     parts = []
     r, c = const_int(off_row), const_int(off_col)
     exact = base_bytes is not None and base_bytes != 0 and c is not None
-    base = f"MemRef byte offset {base_bytes} B ({base_bytes * 8} bits)" if exact else ""
+    base = f"{base_label} {base_bytes} B ({base_bytes * 8} bits)" if exact else ""
     if r is not None and c is not None and pitch is not None:
         total = (r * pitch + c) * bits
         parts.append(f"offset ({r} × {pitch} cols + {c}) × {bits} bits = {total} bits"
@@ -216,15 +225,33 @@ def _copy_view_reason(w: Window, copied: bool, buf: str, eg: eb.EGraph, nbytes: 
     return f"{'view' if not copied else 'copy'} of the parent's copy {buf}: {reason}"
 
 
-def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int) -> str:
-    base = w.root.src.type
+def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int,
+                storage: Storage | None = None) -> str:
+    src = w.root.src
+    base = src.type
     if isinstance(base, TileType) and base.memory is not None and base.memory is not _VEC:
         return f"{base.memory.value} window outside the pass's scope for this consumer: left as it is"
     r, c, mr, mc = _root_offsets(w, eg)
     pitch = _pitch(base)
     base_mult = base_bytes = None
-    if isinstance(base, TileType) and base.memref is not None and base.memref.is_known:
+    label = "MemRef byte offset"
+    if storage is not None and not storage.is_root(src):
+        # a view, carry or merge: its pitch and start are its storage's (ir.storage)
+        lay, bits = storage.layouts.get(src), window_bits(w)
+        if lay is None or len(lay.strides) != 2 or lay.strides[1] != bits:
+            return (f"its base {src.name!r} has no known row-major storage (a transpose, a "
+                    "merge or carry of different windows, an unclassified op's result): "
+                    + ("nothing provable → copy " + f"{nbytes} B" if copied else "view"))
+        pitch = lay.strides[0] // bits
+        rt, off = lay.root.type, lay.offset_bytes()
+        m = rt.memref if isinstance(rt, TileType) else None
+        start = 0 if m is None or m.is_sentinel else m.byte_offset if m.is_known else None
+        off_c = const_int(off) if off is not None else None
+        if off_c is not None and isinstance(start, int):
+            base_bytes, label = start + off_c, f"{src.name!r} starting"
+            base_mult = pow2_part(base_bytes * 8)
+    elif isinstance(base, TileType) and base.memref is not None and base.memref.is_known:
         base_bytes = base.memref.byte_offset
         base_mult = pow2_part(base_bytes * 8)
     return alignment_reason(r, c, pitch, window_bits(w), mr, mc, base_mult, nbytes, not copied,
-                            base_bytes)
+                            base_bytes, label)

@@ -391,7 +391,11 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
                             z3.And(contiguous, divides(NUM.val(ALIGN_BITS), addr(t)))),
                             # ... that the callee uses as a matmul operand: never a Mat window
                             z3.If(ctx == z3.StringVal(Role.CUBE_CALL), mem != z3.StringVal("Mat"),
-                                  z3.BoolVal(False))))))))
+                                  # handed on to a value only windows are taken of: no access
+                                  z3.Or(ctx == z3.StringVal(Role.PASS), z3.And(
+                                      # ... through a reshape: dense, at any address
+                                      ctx == z3.StringVal(Role.DENSE_PASS),
+                                      z3.Or(mem != z3.StringVal("Vec"), contiguous))))))))))
     if real.kind == "copy":
         target = real.extra[0]
         paths = z3.Or(*(z3.And(mem == z3.StringVal(src.value), target == z3.StringVal(dst.value))

@@ -69,6 +69,29 @@ for i, (a,) in pl.range(2, init_values=(w,)):
     r = pl.yield_(b)""", "a") is None
 
 
+LOOP_RESULT = LOAD12 + """w = pl.tile.slice(local, [8, 8], [8, 0])
+for i, (a,) in pl.range({trips}, init_values=(w,)):
+    e = pl.tile.slice(local, [8, 8], [0, 4])
+{extra}    r = pl.yield_(e)"""
+
+
+def test_the_result_of_a_loop_known_to_run_is_its_last_yield():
+    assert fact(LOOP_RESULT.format(trips=2, extra=""), "r") == ("local", "16", (384, 32))
+
+
+def test_the_result_of_a_loop_known_never_to_run_is_its_initializer():
+    assert fact(LOOP_RESULT.format(trips=0, extra=""), "r") == ("local", "384", (384, 32))
+
+
+def test_the_result_of_a_loop_that_may_run_or_not_is_unknown_when_they_differ():
+    assert fact(LOOP_RESULT.format(trips="n", extra=""), "r") is None
+
+
+def test_the_result_of_a_loop_that_may_break_before_its_yield_is_unknown_when_they_differ():
+    extra = "    if n > 0:\n        break\n"
+    assert fact(LOOP_RESULT.format(trips=2, extra=extra), "r") is None
+
+
 def test_an_if_merge_has_a_fact_only_when_both_arms_agree():
     arms = LOAD12 + """w1 = pl.tile.slice(local, [8, 8], [0, 0])
 w2 = pl.tile.slice(local, [8, 8], [{row}, 0])

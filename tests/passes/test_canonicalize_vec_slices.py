@@ -161,11 +161,13 @@ z: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 1], dtype=pl.FP32
 for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
     head: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [16, 1], [0, 1])
     res = pl.yield_(head)
+o: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.adds(res, 1.0)
 """, T + """
 z: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.create([16, 1], dtype=pl.FP32, target_memory=pl.Mem.Vec)
 for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
     head_ext: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.extract(t, 0, 1, shape=[16, 1], target_memory=pl.Mem.Vec)
     res = pl.yield_(head_ext)
+o: pl.Tile[[16, 1], pl.FP32, pl.Mem.Vec] = pl.tile.adds(res, 1.0)
 """)
 
 

@@ -299,6 +299,7 @@ def test_escaping_copy_is_not_hoisted():
 for i, (acc,) in pl.range(0, 4, 1, init_values=(z,)):
     w = pl.tile.slice(local, [16, 8], [0, 3])
     res = pl.yield_(w)
+o = pl.tile.adds(res, 1.0)
 """)
     assert fr.dynamic_after == 4 * 512
 

@@ -484,3 +484,184 @@ class K:
     p = et.verify_program(et.parse_program(text))
     et.assert_structural_equal(et.optimize(p), p)
     assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+# ---------------------------------------------------------------- windows of a handed-on window
+#: a [16, 64] FP32 source (rows 256 B apart) and one element to write
+WRITES = ("x: pl.Tensor[[16, 64], pl.FP32], p: pl.Tensor[[1, 1], pl.FP32], "
+          "out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
+
+
+def written_program(body: str) -> et.ir.Program:
+    return et.verify_program(et.parse_program(kernel(WRITES, """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+pt = pl.tile.load(p, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
+""" + body + """
+out = pl.store(local, [0, 0], out)
+return out""", RET64)))
+
+
+def assert_kept_and_right(body: str) -> None:
+    """The program is right as written, and the optimizer leaves it as it is."""
+    p = written_program(body)
+    q = et.optimize(p)
+    et.assert_structural_equal(q, p)
+    assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+def test_a_window_handed_through_set_validshape_to_a_written_slice_stays_a_view():
+    # w is 28 B in (unaligned) but only a view of it is taken: the view's element 1 is at
+    # 32 B, written in place.  A copy of w for set_validshape would take the write (and put the
+    # element 4 B into the copy)
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+v = pl.tile.set_validshape(w, [1, 4])
+e = pl.tile.slice(v, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])""")
+
+
+def test_a_window_carried_to_a_written_slice_of_the_loop_result_stays_a_view():
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    r = pl.yield_(a)
+e = pl.tile.slice(r, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])""")
+
+
+def test_a_window_read_whole_and_sliced_after_a_carry_is_rejected_naming_the_route():
+    # a is read whole (an unaligned vector operand) and a slice of the result is written at an
+    # address judged from w's place: w can be neither copied before the loop nor kept
+    msg = rejection(written_program("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+for i, (a,) in pl.range(2, init_values=(w,)):
+    d = pl.tile.exp(a)
+    r = pl.yield_(a)
+e = pl.tile.slice(r, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])"""))
+    assert "slice 'w'" in msg and "flows into 'a' (a loop carry's initializer" in msg
+    assert "windows are taken of that (at line 14)" in msg
+    assert "also read or written as a whole, and it is not provably 32-byte aligned" in msg
+
+
+def test_a_dense_window_reshaped_then_only_sliced_stays_a_view_at_any_address():
+    # w is dense but 28 B in; nothing reads r whole, and e (column 1 of r) is judged at
+    # 28 + 4 = 32 B, w's place: w stays itself (a copy would move e to 4 B into it)
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 16], [0, 7])
+r = pl.tile.reshape(w, [2, 8])
+e = pl.tile.slice(r, [1, 1], [0, 1])
+d = pl.tile.adds(e, 1.0)""")
+
+
+def test_a_window_reshaped_then_read_whole_and_sliced_is_rejected_when_unaligned():
+    msg = rejection(written_program("""
+w = pl.tile.slice(local, [1, 16], [0, 7])
+r = pl.tile.reshape(w, [2, 8])
+f = pl.tile.exp(r)
+e = pl.tile.slice(r, [1, 1], [0, 1])
+d = pl.tile.adds(e, 1.0)"""))
+    assert "flows into 'r' (the result of tile.reshape at line 11)" in msg
+    assert "tile.reshape reads it as a dense tile" in msg
+
+
+def test_a_window_not_dense_reshaped_then_only_sliced_is_rejected():
+    # two rows of 8 of a 64-wide tile: the reshape reads 16 consecutive elements, not the window
+    msg = rejection(written_program("""
+w = pl.tile.slice(local, [2, 8], [0, 8])
+r = pl.tile.reshape(w, [1, 16])
+e = pl.tile.slice(r, [1, 8], [0, 8])
+d = pl.tile.adds(e, 1.0)"""))
+    assert "tile.reshape reads it as a dense tile, and it is not provably dense" in msg
+
+
+def test_an_aligned_dense_window_reshaped_then_sliced_stays_a_view():
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 16], [0, 8])
+r = pl.tile.reshape(w, [2, 8])
+e = pl.tile.slice(r, [1, 1], [1, 0])
+d = pl.tile.adds(e, 1.0)
+pl.tile.assemble(e, pt, [0, 0])""")
+
+
+def test_the_result_of_a_loop_known_to_run_is_its_last_yield_not_its_initializer():
+    # one trip: r is e, never w; the write through r needs only e aligned (it is)
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 1], [0, 1])
+for i, (a,) in pl.range(1, init_values=(w,)):
+    e = pl.tile.slice(local, [1, 1], [0, 0])
+    r = pl.yield_(e)
+pl.tile.assemble(r, pt, [0, 0])""")
+
+
+def test_the_result_of_a_loop_known_never_to_run_is_its_initializer():
+    # zero trips: r is w, written unaligned: rejected naming w (as written the device faults)
+    p = written_program("""
+w = pl.tile.slice(local, [1, 1], [0, 1])
+for i, (a,) in pl.range(0, init_values=(w,)):
+    e = pl.tile.slice(local, [1, 1], [0, 0])
+    r = pl.yield_(e)
+pl.tile.assemble(r, pt, [0, 0])""")
+    assert unsound_because(lambda x: x, p, inputs_for(p), {}) is not None
+    msg = rejection(p)
+    assert "slice 'w'" in msg and "through 'r'" in msg
+
+
+def assert_right(body: str) -> None:
+    """The program is accepted, and optimized it is right on the hardware model."""
+    p = written_program(body)
+    assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+def test_a_window_viewed_then_transposed_then_sliced_may_still_be_copied_where_viewed():
+    # a transposed view states no pitch or address (its columns are not consecutive), so no
+    # window of it is judged from w's place: w may be copied for set_validshape (unaligned)
+    assert_right("""
+w = pl.tile.slice(local, [1, 8], [0, 7])
+v = pl.tile.set_validshape(w, [1, 8])
+t = pl.tile.transpose_view(v)
+e = pl.tile.slice(t, [1, 1], [4, 0])
+d = pl.tile.muls(e, 2.0)""")
+
+
+def test_a_window_transposed_twice_then_sliced_is_handed_on_as_it_is():
+    # two transposes put w's columns back in place: e is judged at w's address (4 B in), so w
+    # must stay itself where it is transposed, which touches none of its bytes
+    assert_kept_and_right("""
+w = pl.tile.slice(local, [1, 1], [0, 1])
+t = pl.tile.transpose_view(w)
+u = pl.tile.transpose_view(t)
+e = pl.tile.slice(u, [1, 1], [0, 0])
+d = pl.tile.col_expand_mul(e, pt)""")
+
+
+def test_a_written_row_of_a_view_is_judged_at_its_whole_constant_address():
+    # w starts 48 B into a 12-wide FP32 tile (unaligned); e, row 1 of its view, 48 B further:
+    # 96 B, aligned — the view's start and the row offset are one constant, judged whole
+    p = et.verify_program(et.parse_program(kernel(
+        "y: pl.Tensor[[16, 12], pl.FP32], p: pl.Tensor[[1, 1], pl.FP32], "
+        "out: pl.Out[pl.Tensor[[16, 12], pl.FP32]]", """
+local = pl.tile.load(y, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+pt = pl.tile.load(p, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [2, 1], [1, 0])
+v = pl.tile.set_validshape(w, [2, 1])
+e = pl.tile.slice(v, [1, 1], [1, 0])
+pl.tile.assemble(e, pt, [0, 0])
+out = pl.store(local, [0, 0], out)
+return out""", "pl.Tensor[[16, 12], pl.FP32]")))
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+def test_explain_judges_a_window_of_a_view_at_its_storages_pitch_and_start():
+    p = written_program("""
+w = pl.tile.slice(local, [1, 4], [0, 7])
+v = pl.tile.set_validshape(w, [1, 4])
+e = pl.tile.slice(v, [1, 1], [0, 1])
+pl.tile.assemble(e, pt, [0, 0])""")
+    rep = et.Report()
+    et.canonicalize_tile_slice(p, report=rep)
+    why = {d.slice: d.reason for d in rep.functions[0].decisions}
+    assert why["e"] == ("offset (0 × 64 cols + 1) × 32 bits = 32 bits + 'v' starting 28 B "
+                        "(224 bits) = 256 bits: multiple of 256 → view")
+    assert why["w"].startswith("handed on to a value nothing reads or writes as a whole")

@@ -56,9 +56,6 @@ def test_write_through_the_result_of_a_call_on_an_alias_of_a_window_is_not_lost(
                     "        cr3 = self.sub(al2)\n", "cr3", 12, SUB)
 
 
-@pytest.mark.xfail(strict=True, reason="the written-window guard does not follow a write through "
-                   "a slice of a set_validshape view: the window is copied and the written slice "
-                   "of the copy is unaligned")
 def test_write_through_a_slice_of_a_set_validshape_view_of_a_window_is_not_lost():
     _judge(ROOT64 + "        win1 = pl.tile.slice(root, [1, 4], [0, 7])\n"
                     "        sv2 = pl.tile.set_validshape(win1, [1, 4])\n"
@@ -72,8 +69,6 @@ def test_write_through_an_aligned_slice_a_callee_takes_of_an_unaligned_window_is
                     "        cr2 = self.sub(win1)\n", "cr2", 12, SUB)
 
 
-@pytest.mark.xfail(strict=True, reason="false rejection: a loop of one trip always yields its "
-                   "body's value; the unaligned initializer never reaches the write")
 def test_write_through_the_result_of_a_one_trip_loop_ignores_its_initializer():
     _judge(ROOT64 + "        win1 = pl.tile.slice(root, [1, 1], [0, 1])\n"
                     "        for i2, (cv3,) in pl.range(1, init_values=(win1,)):\n"

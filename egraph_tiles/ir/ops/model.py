@@ -44,6 +44,16 @@ class Role(StrEnum):
     # its base (``OpDef.relayout``: reshape, reinterpret_view): a Vec window is kept only when it
     # is dense (one row or the full width, any offset) and aligned, else copied first
     DENSE = "dense"
+    # an SSA escape (loop initializer, yield) or the operand of a same-layout view
+    # (set_validshape) whose value nothing reads or writes as a whole: only windows are taken of
+    # it, each judged at its own address from the storage facts (ir.storage), which are the
+    # window's as written.  Passed on as it is, never copied (a copy would move the bytes those
+    # windows name, and take their writes)
+    PASS = "pass"
+    # the operand of a reshape / reinterpret_view whose result nothing reads or writes as a
+    # whole, only windows of it (judged from the storage facts): a Vec window is kept when
+    # dense (one row or the full width), at any address — the reshape touches no byte
+    DENSE_PASS = "dense-pass"
 
     @property
     def egg(self) -> str:
