@@ -43,8 +43,8 @@ from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
 
-__all__ = ["PREFIX", "callee_name", "param_uses", "result_uses", "result_written",
-           "returned_param", "role_of", "whole_source"]
+__all__ = ["PREFIX", "call_result_written", "callee_name", "param_uses", "passed_window",
+           "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
 
 
 def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
@@ -119,6 +119,55 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
                                        seen) - {"acc", "write"}
                     uses |= got if e.var in kept else got - {"colx"}
     return frozenset(uses)
+
+
+def passed_window(program: Program, op: str, index: int
+                  ) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The one window the program function called as ``op`` hands back of its tile parameter
+    ``index``, when it does nothing else with the tile: no op or call reads or writes anything
+    made from it but constant plain slices of it, one of which (a chain of such slices and
+    aliases, at constant offsets) it returns, once (its result or one element of its returned
+    tuple), to callers that only read the result in vector ops or write it in place.  The
+    window's shape and its offsets in the parameter; None otherwise.
+
+    The callee then judges nothing about the tile itself: where the caller passes a window,
+    the one thing that needs an address is the window handed back, and the caller judges it at
+    its real address, the argument's offset plus the callee's offsets at the argument's own
+    pitch (``rules.calls``), not at the address the callee assumed (its parameter dense and
+    aligned)."""
+    return _memo(program, ("passed", op, index), lambda: _passed(program, op, index))
+
+
+def _passed(program: Program, op: str, index: int
+            ) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    name = callee_name(op)
+    sums = call_summaries(program)
+    summary = sums.get(name) if name is not None else None  # type: ignore[union-attr]
+    if summary is None or index >= len(summary.params):
+        return None
+    fn = program.function(name)  # type: ignore[arg-type]
+    t = fn.params[index].var
+    if not isinstance(t.type, TileType):
+        return None
+    part = _derived(sums.effects(fn), {t})  # type: ignore[union-attr]
+    for s in walk(fn.body):
+        call = call_of(s)
+        if call is None:
+            continue
+        if any(isinstance(a, VarRef) and a.var in part for _, a in call_operands(call)):
+            w = constant_window(call)
+            if w is None or None in w[2]:
+                return None
+    found = [(i, r) for i, res in enumerate(summary.results) for r in res if r.param == index]
+    if len(found) != 1:
+        return None
+    element, r = found[0]
+    if r.whole or r.window is None or None in r.window[1]:
+        return None
+    uses = result_uses(program, name, element if len(summary.results) > 1 else None)  # type: ignore[arg-type]
+    if not uses <= {"vector", "write"}:
+        return None
+    return r.window  # type: ignore[return-value]
 
 
 def _derived(fx: Effects, starts: set[Var], kept: bool = False) -> set[Var]:
@@ -257,18 +306,21 @@ def _result_written(program: Program, name: str) -> bool:
     return False
 
 
-def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> bool:
+def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> str | None:
     """Whether, after the call ``s`` (from the start of the outermost loop around it), the
     caller writes through its result, or writes the storage the result shares and reads the
-    result after that write: a copy returned in place of the window would then miss the write."""
+    result after that write: a copy returned in place of the window would then miss the write.
+    The write (or the stale read) in words, else None."""
     p = fx.point(s)
     lo = p.loops[0] if p.loops else p.pos
     part = _derived(fx, results)
     after = [w for w in fx.writes if w.point > lo and fx.same_storage(w.var, s.target)]
     if not after:
-        return False
-    if any(w.var in part for w in after):
-        return True
+        return None
+    through = next((w for w in after if w.var in part), None)
+    if through is not None:
+        return (f"{through.op} at line {through.stmt.span.line} writes through its result "
+                f"({through.var.name!r}), which shares the window's storage")
     for q in range(lo + 1, fx.size + 1):
         t = fx.stmt_at(q)
         if t is s or not any(v in part for e in stmt_exprs(t) for v in free_vars(e)):
@@ -277,8 +329,26 @@ def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> bool:
         # around the call precedes the read's next trip; a call inside a loop: any write in
         # it, whatever the order, as a carried result is read on the next trip)
         if p.loops or fx.written_before_use(s.target, p.pos, p.loops, t):
-            return True
-    return False
+            return (f"line {t.span.line} reads its result (which shares the window's storage) "
+                    "after the window is written")
+    return None
+
+
+def call_result_written(fx: Effects, s, var: Var, edges) -> str | None:
+    """Whether the result of the program function call ``s`` (``edges``: the statement's
+    storage edges) may share the storage of its operand ``var`` and the caller then writes
+    through the result, or reads it after writing that storage (:func:`_stale_or_written`,
+    over the result and the tuple elements read from it): a copy of ``var`` passed in its
+    place would take the write, or miss it.  The write in words, else None."""
+    if not isinstance(s, AssignStmt) or not any(
+            e.kind is Share.CALL and e.src is var and e.dst is s.target for e in edges):
+        return None
+    results = {s.target}
+    for t in fx.stmts:  # (``x = pair[k]``: the elements of a tuple result)
+        if isinstance(t, AssignStmt) and isinstance(t.value, TupleItem) \
+                and isinstance(t.value.value, VarRef) and t.value.value.var is s.target:
+            results.add(t.target)
+    return _stale_or_written(fx, s, results)
 
 
 def whole_source(edges, target: Var) -> Var | None:

@@ -9,7 +9,8 @@ from typing import Callable
 
 from .bindings import eb
 
-from egraph_tiles.rules.checks import VIOLATIONS
+from egraph_tiles.rules import calls as call_rules
+from egraph_tiles.rules.checks import VIOLATIONS as CHECKS
 
 from ..ir import ops
 from ..ir.effects import call_of
@@ -123,6 +124,30 @@ def _unclassified(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict
             "op_line": x.stmt.span.line}
 
 
+def _call_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    call = call_of(site.stmt)
+    return {**_fields(fn, enc, site.window.stmt, site.var),
+            "op": call.op if call is not None else "a function", "op_line": site.stmt.span.line,
+            "how": enc.call_keep[site.key], **_CALL_NEEDS.get(site.ctx, _CALL_NEEDS[None])}
+
+
+#: what a program function's use of a tile asks of a window kept as a view (its use context,
+#: ``egraph.calls.role_of``), and the matching advice
+_CALL_NEEDS = {
+    Role.CALL: dict(need=f"it is dense (one row or the full width) at a {ALIGN_BYTES}-byte aligned address "
+                         "(the function reads the tile as one of its own: windows of it at its "
+                         "own pitch, a reshape, an opaque op)", fix=", make it dense"),
+    Role.COLX: dict(need="its lazy col_expand materialization is an identity copy (a constant "
+                         "offset, one row or the full width)", fix=", make it one row or the "
+                                                                    "full width"),
+    Role.PASS: dict(need=f"the window the function hands back of it is {ALIGN_BYTES}-byte "
+                         "aligned where it lies (the window's offset plus the function's, at the "
+                         f"window's pitch), or the window is dense at a {ALIGN_BYTES}-byte "
+                         "aligned address", fix=""),
+    None: dict(need=f"its address is {ALIGN_BYTES}-byte aligned", fix=""),
+}
+
+
 Fields = Callable[[Function, Encoding, eb.EGraph, object], dict[str, object]]
 
 #: violation relation -> (the sites it is keyed by, in program order; their message fields)
@@ -134,7 +159,13 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
     "CubeCallViolation": (lambda enc: [u for u in enc.uses if u.ctx is Role.CUBE_CALL], _cube_call),
     "EscapeWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.keep_only],
                              _escape_write),
+    "CallWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.call_keep],
+                           _call_write),
 }
+
+
+#: every violation relation -> (its rule, its message), in the order they are reported
+VIOLATIONS = {**CHECKS, **call_rules.VIOLATIONS}
 
 
 def raise_violations(fn: Function, enc: Encoding, eg: eb.EGraph) -> None:

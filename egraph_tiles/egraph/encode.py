@@ -40,6 +40,8 @@ _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
 _COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
+#: the use slots of a call's operands
+_ARGS = frozenset(("arg", "kwarg"))
 _DENSE_LIKE = frozenset((ops.Role.DENSE,))
 #: the use slots through which a window flows into another value (an alias is the window itself)
 _ESCAPES = frozenset(("init", "yield", "arg", "kwarg"))
@@ -104,6 +106,9 @@ class Encoder(CallUses, StmtVisitor):
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
         self._returned: dict[str, int | None] = {}
         self._contexts: dict[tuple[str, int | None], ops.Role | None] = {}
+        #: window tile term -> the window a program function hands back of it (PASS context:
+        #: :meth:`pass_context`)
+        self._passed: dict[int, tuple] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
         #: id of a type -> (the type, :meth:`leaf_facts`, the numbers of the index terms of
         #: its pitch and buffer start once :meth:`leaf` took them and taking them again would
@@ -343,13 +348,16 @@ class Encoder(CallUses, StmtVisitor):
             if w is None:
                 return
             tile = w.key
+        if ctx is ops.Role.PASS:
+            ctx = self.pass_context(stmt, var, tile)
         escape = None
         if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
                 and (slot[0] in _CARRIES or var in self.storage.out_edges):
             ctx, escape = self.escape_context(stmt, slot, var, w)
         self._n = name = self._n + 1
         self._rows["UseRow"].append((name, tile, ctx))
-        site = UseSite(name, stmt, slot, var, w, ctx)
+        site = UseSite(name, stmt, slot, var, w, ctx,
+                       self._passed.get(tile) if ctx is ops.Role.PASS else None)
         enc.uses.append(site)
         enc.roots.append((("R", name), site))
         if escape is not None:
@@ -358,6 +366,11 @@ class Encoder(CallUses, StmtVisitor):
                 # a copy here would take the writes made through what it flows into
                 enc.keep_only.add(name)
                 self._rows["KeepOnlyRow"].append((name,))
+        elif ctx is not ops.Role.CUBE_CALL and slot[0] in _ARGS:
+            how = self.call_keep(stmt, slot, var)  # (a program function's operand: calls)
+            if how is not None:
+                enc.call_keep[name] = how
+                self._rows["CallKeepRow"].append((name,))
 
     def escape_context(self, stmt: Stmt, slot: tuple, var: Var, w: Window
                        ) -> tuple[ops.Role, tuple[Var, Stmt, Var] | None]:

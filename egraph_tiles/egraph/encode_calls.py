@@ -7,11 +7,12 @@ or, for one of the program's own functions, from what that function does with th
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import call_operands, operand_index
-from ..ir.exprs import Call, Var, VarRef
+from ..ir.effects import call_of, call_operands, operand_index
+from ..ir.exprs import Call, Const, Var, VarRef
 from ..ir.stmts import Stmt
 from ..ir.types import TileType
-from .calls import callee_name, param_uses, returned_param
+from .calls import (call_result_written, callee_name, param_uses, passed_window,
+                    returned_param, role_of)
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
 
@@ -136,15 +137,14 @@ class CallUses:
         """The use context of an operand.  For a program function, what it does with the tile
         decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
         use, or a col_expand use together with a vector use or write ``CALL`` (dense and
-        aligned); a col_expand use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
+        aligned), or ``PASS`` when all it does is hand one window of the tile back; a col_expand
+        use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
         if not self.is_program_call(op) or index is None:
             return operand_context(op, index)
-        uses = self.callee_uses(op, index)
-        if "cube" in uses:
-            return ops.Role.CUBE_CALL
-        if uses & {"sliced", "opaque"} or "colx" in uses and uses & {"vector", "write"}:
-            return ops.Role.CALL
-        return ops.Role.COLX if "colx" in uses else ops.Role.ORD
+        role = role_of(self.callee_uses(op, index))
+        if role is ops.Role.CALL and passed_window(self.program, op, index) is not None:
+            return ops.Role.PASS  # (it only hands a window of the tile back)
+        return role
 
     def raw_call_uses(self, stmt: Stmt, call: Call) -> None:
         """A valid_shape / drop_dims slice passed to a program function is checked for what the
@@ -158,6 +158,42 @@ class CallUses:
         for k, a in call_operands(call):
             if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:
                 self.raw_use("RawVecRow", stmt, a.var, call.op)
+
+    def pass_context(self, stmt: Stmt, var: Var, window: int) -> ops.Role:
+        """The context of window operand ``var`` (tile term ``window``) of ``stmt``, a call of a
+        program function that only hands a window of the tile back (``PASS``): the window
+        handed back stated at its real address, ``(PassWin w n)`` (``rules.calls``), or
+        ``CALL`` when another call already handed back another window of the same window (the
+        ``Use`` of a window in a context is one term for every such use)."""
+        call = call_of(stmt)
+        k = next(k for k, a in call_operands(call) if isinstance(a, VarRef) and a.var is var)  # type: ignore[arg-type]
+        k = k if isinstance(k, int) else operand_index(call, k)  # type: ignore[arg-type]
+        got = passed_window(self.program, call.op, k) if isinstance(k, int) else None  # type: ignore[union-attr, arg-type]
+        if got is None:
+            return ops.Role.CALL
+        (h, wd), (r, c) = got
+        prev = self._passed.get(window)
+        if prev is not None:
+            return ops.Role.PASS if prev == got else ops.Role.CALL
+        self._passed[window] = got
+        n = self.number()
+        self.row("WinRow", n, window, self.idx(Const(r)), self.idx(Const(c)), h, wd)
+        self._rows["PassWinRow"].append((window, n))
+        return ops.Role.PASS
+
+    def call_keep(self, stmt: Stmt, slot: tuple, var: Var) -> str | None:
+        """Whether the operand ``var`` at ``slot`` of ``stmt``, a call of a program function,
+        must stay the view itself (``rules.calls``): the function writes it, or the call's
+        result shares its storage and the caller writes through the result (or reads it after
+        writing the window) — a copy passed in its place would take the write, or miss it.
+        The write in words, else None."""
+        call = call_of(stmt)
+        if call is None or not self.is_program_call(call.op):
+            return None
+        k = slot[1] if slot[0] == "arg" else operand_index(call, slot[1])
+        if isinstance(k, int) and self.callee_uses(call.op, k) & {"write", "acc", "opaque"}:
+            return f"{call.op} may write it in place"
+        return call_result_written(self.fx, stmt, var, self._edges.get(stmt, ()))
 
     def call_writes(self, stmt: Stmt, call: Call) -> None:
         """A program function that writes a tile operand in place (or accumulates into it): the

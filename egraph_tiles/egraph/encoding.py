@@ -54,6 +54,9 @@ class UseSite:
     var: Var
     window: Window
     ctx: ops.Role
+    #: (PASS only) the window the called function hands back of it: ``((rows, cols), (row
+    #: offset, column offset))`` in the operand
+    passed: tuple | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -118,5 +121,9 @@ class Encoding:
     escapes: dict[int, tuple[Var, Stmt, Var]] = field(default_factory=dict)
     #: the escape uses that must stay a view (what they flow into is written: ``KeepOnlyRow``)
     keep_only: set[int] = field(default_factory=set)
+    #: the program-function call operands that must stay a view (the callee writes the tile, or
+    #: the caller writes through the call's result: ``CallKeepRow``): use key -> the write, in
+    #: words (``rules.calls``)
+    call_keep: dict[int, str] = field(default_factory=dict)
     #: the function's storage facts (``ir.storage``): the messages name a value's route
     storage: Storage | None = None

@@ -36,6 +36,8 @@ _CALLEE = {
     ops.Role.CALL.value: "it reads the tile as one of its own (windows of it, a reshape, an "
                          "opaque op): kept only dense and aligned",
     ops.Role.CUBE_CALL.value: "a matmul operand",
+    ops.Role.PASS.value: "it only hands a window of the tile back: kept when that window is "
+                         "aligned at its address here, or dense and aligned",
     ops.Role.COLX.value: "a col_expand operand",
     ops.Role.ORD.value: "an operand it reads or writes in place",
 }
@@ -74,6 +76,8 @@ def explain(d: Decision, eg: eb.EGraph) -> SliceDecision:
         why = _copy_view_reason(w, copied, d.buf_var.name, eg, nbytes)
     elif site.ctx is _COLX:
         why = _colx_reason(w, copied, nbytes)
+    elif site.passed is not None:
+        why = _passed_reason(w, copied, eg, nbytes, site.passed)
     else:
         why = _ord_reason(w, copied, eg, nbytes)
     if d.kind == "copy" and d.placement == "shared":
@@ -214,6 +218,29 @@ def _copy_view_reason(w: Window, copied: bool, buf: str, eg: eb.EGraph, nbytes: 
     reason = alignment_reason(r, c, w.parent.cols, window_bits(w), mr, mc, None, nbytes,
                               not copied)
     return f"{'view' if not copied else 'copy'} of the parent's copy {buf}: {reason}"
+
+
+def _passed_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int, passed: tuple) -> str:
+    """A window passed to a function that only hands a window of it back: that window's
+    address here (the operand's offsets plus the callee's, at the operand's pitch), or the
+    operand's own when it is dense and aligned."""
+    (h, wd), (dr, dc) = passed
+    r, c, mr, mc = _root_offsets(w, eg)
+    pitch = _pitch(w.root.src.type)
+    rr, cc = const_int(r), const_int(c)
+    total = None
+    if rr is not None and cc is not None and pitch is not None:
+        total = ((rr + dr) * pitch + cc + dc) * window_bits(w)
+        where = (f"the [{h}, {wd}] window it hands back is at (({rr} + {dr}) × {pitch} cols + "
+                 f"{cc} + {dc}) × {window_bits(w)} bits = {total} bits")
+    else:
+        where = f"the [{h}, {wd}] window it hands back is at offset [{dr}, {dc}] of it"
+    if copied:
+        return f"{where}, not provably ≡ 0 mod {ALIGN_BITS}, and the operand is not dense and " \
+               f"aligned → copy {nbytes} B"
+    if total is not None and total % ALIGN_BITS == 0:
+        return f"{where}: multiple of {ALIGN_BITS} → view"
+    return f"{where}; the operand is dense and aligned → view"
 
 
 def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int) -> str:

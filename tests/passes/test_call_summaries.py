@@ -511,3 +511,102 @@ y: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = self.top(w, gv)
 w_ext: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 16, shape=[16, 16], target_memory=pl.Mem.Vec)
 y: pl.Tile[[4, 16], pl.FP32, pl.Mem.Vec] = self.top(w_ext, gv)
 """, more)
+
+
+# ---------------------------------------------------------------------- windows handed back
+
+Y12 = "y: pl.Tensor[[16, 12], pl.FP32], src: pl.Out[pl.Tensor[[16, 12], pl.FP32]]"
+ROOT12 = """
+root: pl.Tile[[16, 12], pl.FP32, pl.Mem.Vec] = pl.tile.load(y, [0, 0], [16, 12], target_memory=pl.Mem.Vec)
+pt: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.full([1, 1], dtype=pl.FP32, value=5.0)
+"""
+W28 = "pl.Tile[[2, 8], pl.FP32, pl.Mem.Vec]"
+T11 = "pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec]"
+ROW1 = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def row1(self, t: {W28}) -> {T11}:
+        s: {T11} = pl.tile.slice(t, [1, 1], [1, 0])
+        return s
+"""
+TOUCH = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def touch(self, t: {W28}) -> {W28}:
+        s: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 8], [1, 0])
+        v: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.adds(s, 1.0)
+        return t
+"""
+
+
+def root12(body: str, more: str) -> str:
+    """A kernel over a [16, 12] FP32 tile ``root`` (a 48-byte row pitch) running ``body`` and
+    storing ``root``."""
+    return kernel(Y12, ROOT12 + body + "\nsrc = pl.store(root, [0, 0], src)\nreturn src",
+                  "pl.Tensor[[16, 12], pl.FP32]", more=more)
+
+
+#: a window [2, 8] of root (not dense: 8 of 12 columns) passed to a function whose result shares
+#: its storage, then written through the result; the function needs the tile dense, so a view
+#: is wrong where the callee lands (48 B in) and a copy would take the write
+HANDED_BACK_WRITES = {
+    "alias-of-the-window-then-row-1-of-it-handed-back": (
+        f"w: {W28} = pl.tile.slice(root, [2, 8], [0, 0])\na: {W28} = w\n"
+        f"r: {T11} = self.row1(a)\nr2: {T11} = pl.tile.assemble(r, pt, [0, 0])", ROW1,
+        "is passed to self.row1 at line 11 (through 'a': an alias), and tile.assemble at line 12 "
+        "writes through its result ('r')"),
+    "alias-of-the-window-returned-whole-after-a-read-of-row-1": (
+        f"w: {W28} = pl.tile.slice(root, [2, 8], [0, 0])\na: {W28} = w\n"
+        f"r: {W28} = self.touch(a)\nr2: {W28} = pl.tile.assemble(r, pt, [0, 0])", TOUCH,
+        "is passed to self.touch at line 11 (through 'a': an alias), and tile.assemble at line 12 "
+        "writes through its result ('r')"),
+}
+
+
+@pytest.mark.parametrize("route", HANDED_BACK_WRITES)
+def test_window_copied_for_a_call_whose_result_is_written_is_rejected(route):
+    # (another use of the window kept as a view, the alias, proves nothing of the call's copy)
+    body, more, piece = HANDED_BACK_WRITES[route]
+    p = et.verify_program(et.parse_program(root12(body, more), filename="kernel.py"))
+    assert unsound_because(lambda q: q, p, inputs_for(p), {}, "kernel").startswith(
+        "hardware fault MisalignedAccess")
+    msg = rejection(p)
+    for want in ("slice 'w' (tile.slice at line 9)", piece, "a copy passed instead would take "
+                 "the write and lose it"):
+        assert want in msg, (want, msg)
+
+
+def test_unaligned_window_a_callee_hands_back_an_aligned_row_of_is_written_in_place():
+    # w starts 48 B in (row 1 of root), row 1 of w is row 2 of root, 96 B in: aligned where the
+    # write lands, so w is passed as it is and the write reaches root
+    text = root12(f"w: {W28} = pl.tile.slice(root, [2, 8], [1, 0])\nr: {T11} = self.row1(w)\n"
+                  f"r2: {T11} = pl.tile.assemble(r, pt, [0, 0])", ROW1)
+    prog = et.parse_program(text)
+    et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
+    assert on_hardware(text) == (None, None)
+
+
+def test_window_a_callee_hands_back_an_unaligned_row_of_to_a_vector_read_is_copied():
+    # row 1 of w is 48 B in: the callee, which took t for a dense tile, judged it at 32 B, so w
+    # is copied for the call (a fresh dense tile: the callee's view of it is then aligned)
+    read = (f"r: {T11} = self.row1({{w}})\nr2: {T11} = pl.tile.adds(r, 1.0)\n"
+            f"r3: {T11} = pl.tile.assemble(pt, r2, [0, 0])")
+    before = root12(f"w: {W28} = pl.tile.slice(root, [2, 8], [0, 0])\n" + read.format(w="w"),
+                    ROW1)
+    after = root12(f"w_ext: {W28} = pl.tile.extract(root, 0, 0, shape=[2, 8], "
+                   "target_memory=pl.Mem.Vec)\n" + read.format(w="w_ext"), ROW1)
+    et.assert_structural_equal(et.canonicalize_tile_slice(et.parse_program(before)),
+                               et.parse_program(after))
+    assert on_hardware(before) == (
+        "hardware fault MisalignedAccess: tile.adds: operand 'src' at Vec byte 1048624 is not "
+        "32-byte aligned", None)
+
+
+def test_explain_names_the_address_of_the_window_a_callee_hands_back():
+    rep = et.Report()
+    et.canonicalize_tile_slice(et.parse_program(root12(
+        f"w: {W28} = pl.tile.slice(root, [2, 8], [1, 0])\nr: {T11} = self.row1(w)\n"
+        f"r2: {T11} = pl.tile.assemble(r, pt, [0, 0])", ROW1)), report=rep)
+    text = rep.explain()
+    assert "w as self.row1 operand 0 (a program function: it only hands a window of the tile " \
+           "back" in text, text
+    assert "the [1, 1] window it hands back is at ((1 + 1) × 12 cols + 0 + 0) × 32 bits = 768 " \
+           "bits: multiple of 256 → view" in text, text

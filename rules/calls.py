@@ -1,0 +1,69 @@
+"""Windows a program function hands back: the checks of a window passed to one of the program's
+own functions whose storage the call's result shares (``egraph.calls``, the call summaries).
+
+A window passed to a program function may be copied for the call (its use context asks for a
+dense, aligned tile, ``rules.checks`` ``call-operand-extract``).  When the callee writes the tile,
+or returns it or a part of it and the caller then writes through the result (or reads the result
+after writing the window), a copy passed in its place would take the write, or miss it: the use
+must stay the view itself.  The encoder states each such use as ``(CallKeepRow k)``; ``UseKept``
+(``rules.checks``: 0 at load, 1 once the use's class holds a ``Keep``) is read after saturation,
+and no view is a ``CallWriteViolation`` (reject, never copy).  The fact is per use, not per
+window: another use of the same window kept as a view (a plain alias of it, say) proves nothing
+about the copy made for the call.
+
+A window passed to a function that does nothing with the tile but hand one constant window of
+it back (``egraph.calls.passed_window``; use context PASS) needs nothing of its own address:
+the callee judged no address of the tile, and the one address that matters is the window handed
+back, which the caller then reads in vector ops or writes in place.  The encoder states that
+window at its real address, ``(PassWin w n)`` with ``n = (Win w r c h wd)`` (the callee's
+offsets over the argument: ``peel-chained-slice`` adds them to the argument's, at the argument's
+own pitch); the argument stays a view when ``n`` is proven aligned, as for an ordinary operand.
+A dense, aligned argument stays a view as for CALL; otherwise it is copied for the call
+(``rules.checks`` ``pass-operand-extract``), which a write through the result then rejects.
+The encoder states at most one such window per argument window: a second call handing back
+another window of it gets the CALL context.
+"""
+
+from egraph_tiles.ir.ops import Role
+from egraph_tiles.ir.target import ALIGN_BITS
+
+PASS = Role.PASS.egg
+
+RULES = f"""
+(relation PassWin (Tile Tile))
+; the window the callee hands back, at its real address, is aligned: the argument stays a view
+(rule ((= u (Use w ctx)) (= ctx {PASS}) (PassWin w n) (MemOf n "Vec") (= am (AddrMult n))
+       (= (% am {ALIGN_BITS}) 0))
+      ((union u (Keep w ctx))) :ruleset legality :name "pass-returned-window-aligned-view")
+; a dense argument at an aligned address is exactly the tile the callee assumed
+(rule ((= u (Use w ctx)) (= ctx {PASS}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
+       (= (% am {ALIGN_BITS}) 0))
+      ((union u (Keep w ctx))) :ruleset views :name "pass-dense-aligned-view")
+(relation CallWriteUse (i64))
+(relation CallWriteViolation (i64))
+(rule ((CallWriteUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
+      :ruleset proven :name "call-written-argument-view-proven")
+; a window whose call result (or callee) writes it, not kept as a view at the call: a violation
+(rule ((CallWriteUse k) (= 0 (UseKept k))) ((CallWriteViolation k))
+      :ruleset checks :name "call-written-argument-violation")
+"""
+
+LOAD = """
+(relation PassWinRow (i64 i64))
+(rule ((PassWinRow w n)) ((PassWin (NT w) (NT n))) :ruleset load :name "load-pass-window")
+(relation CallKeepRow (i64))
+(rule ((CallKeepRow k)) ((CallWriteUse k) (set (UseKept k) 0)) :ruleset load :name "load-call-keep-use")
+"""
+
+#: What the violation tells the kernel author (fields as ``rules.checks.VIOLATIONS``, with ``op``
+#: / ``op_line`` the call, ``how`` the write that reaches the window through it, ``need`` what
+#: the callee's use of the tile asks of a view and ``fix`` the matching advice).
+VIOLATIONS = {
+    "CallWriteViolation": (
+        "call-written-argument-violation",
+        "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) is passed to "
+        "{op} at line {op_line}{through}, and {how}. The window can stay a view there only "
+        "when {need}, which is not provable; a copy passed instead would take the write and "
+        "lose it. {align}{fix}, or pass an explicit copy "
+        "(tile.extract(..., target_memory=pl.Mem.Vec)) and write the copy back yourself."),
+}
