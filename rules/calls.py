@@ -22,6 +22,19 @@ A dense, aligned argument stays a view as for CALL; otherwise it is copied for t
 (``rules.checks`` ``pass-operand-extract``), which a write through the result then rejects.
 The encoder states at most one such window per argument window: a second call handing back
 another window of it gets the CALL context.
+
+A value that is no window but names part of one (a ``transpose_view`` of a window, a window a
+function handed back, ...) passed where the function reads its tile as one of its own (CALL /
+PASS) cannot be copied by the pass (it is no slice), so it must be the tile the function
+assumes: the encoder states it as a full-extent window of its own leaf, whose facts are its
+storage's (``ir.storage``: pitch, buffer start, row-major or not), ``(CallValueUse k n)`` (and,
+for PASS, the window handed back, ``(CallValueUse k p)``).  ``CallValueProven`` (0 at load, 1
+once one of them is an identity copy at an aligned address, or a handed-back window is aligned
+over a row-major leaf) is read after saturation: no proof is a ``CallValueViolation`` (reject:
+the callee would address other elements, or unaligned ones).  A value reached from a window only
+through loop carries, ``if`` merges, same-layout views, write-backs or reshapes is not stated:
+the window's use where it escapes into it already needs it dense and aligned, or copies it there
+(``egraph.encode`` ``escape_context``).
 """
 
 from egraph_tiles.ir.ops import Role
@@ -39,6 +52,23 @@ RULES = f"""
 (rule ((= u (Use w ctx)) (= ctx {PASS}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset views :name "pass-dense-aligned-view")
+(relation CallValueUse (i64 Tile))
+(relation CallValueHandedBack (i64 Tile))
+(function CallValueProven (i64) i64 :merge (max old new))
+(relation CallValueViolation (i64))
+; the value is the dense, aligned tile the function assumes
+(rule ((CallValueUse k n) (IdentityCopy n) (MemOf n "Vec") (= am (AddrMult n))
+       (= (% am {ALIGN_BITS}) 0))
+      ((set (CallValueProven k) 1)) :ruleset proven :name "call-value-dense-aligned")
+; the function only hands a window of it back, and that window is aligned where it lies (over a
+; row-major value: its rows are the value's rows)
+(rule ((CallValueHandedBack k p) (= p (Win (Leaf s) r c h wd)) (UnitCols (Leaf s))
+       (MemOf p "Vec") (= am (AddrMult p)) (= (% am {ALIGN_BITS}) 0))
+      ((set (CallValueProven k) 1)) :ruleset proven :name "call-value-handed-back-aligned")
+(rule ((CallValueUse k n) (MemOf n m) (!= m "Vec")) ((set (CallValueProven k) 1))
+      :ruleset proven :name "call-value-not-vec")
+(rule ((CallValueUse k n) (= 0 (CallValueProven k))) ((CallValueViolation k))
+      :ruleset checks :name "call-value-violation")
 (relation CallWriteUse (i64))
 (relation CallWriteViolation (i64))
 (rule ((CallWriteUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
@@ -49,6 +79,11 @@ RULES = f"""
 """
 
 LOAD = """
+(relation CallValueRow (i64 i64))
+(relation CallHandedRow (i64 i64))
+(rule ((CallValueRow k n)) ((CallValueUse k (NT n)) (set (CallValueProven k) 0))
+      :ruleset load :name "load-call-value")
+(rule ((CallHandedRow k p)) ((CallValueHandedBack k (NT p))) :ruleset load :name "load-call-value-handed-back")
 (relation PassWinRow (i64 i64))
 (rule ((PassWinRow w n)) ((PassWin (NT w) (NT n))) :ruleset load :name "load-pass-window")
 (relation CallKeepRow (i64))
@@ -59,6 +94,15 @@ LOAD = """
 #: / ``op_line`` the call, ``how`` the write that reaches the window through it, ``need`` what
 #: the callee's use of the tile asks of a view and ``fix`` the matching advice).
 VIOLATIONS = {
+    "CallValueViolation": (
+        "call-value-violation",
+        "{where}: in function {fn!r}, {operand!r} is passed to {op} at line {op_line}, which "
+        "reads its tile as one of its own (windows of it at its own pitch, a reshape, an opaque "
+        "op: a dense, row-major tile at a {align_bytes}-byte aligned address){handed}, but "
+        "{operand!r} names part of another tile ({route}) and is not provably laid out so: the "
+        "function would address other elements than the program names, or unaligned ones. The "
+        "pass cannot copy it there (it is no slice). Pass a copy made with tile.extract(..., "
+        "target_memory=pl.Mem.Vec) of the window it comes from, or the window itself."),
     "CallWriteViolation": (
         "call-written-argument-violation",
         "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) is passed to "

@@ -43,8 +43,8 @@ from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
 
-__all__ = ["PREFIX", "call_result_written", "callee_name", "param_uses", "passed_window",
-           "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
+__all__ = ["PREFIX", "call_result_written", "callee_name", "param_uses", "part_of_window",
+           "passed_window", "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
 
 
 def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
@@ -168,6 +168,44 @@ def _passed(program: Program, op: str, index: int
     if not uses <= {"vector", "write"}:
         return None
     return r.window  # type: ignore[return-value]
+
+
+#: storage edges along which a window reaches a value whose use where it escapes is checked
+#: for what the value's consumers need (``egraph.encode`` ``escape_context``: carries, merges,
+#: write-backs, same-layout views), or which a reshape's own operand use makes dense and aligned
+_ESCAPE_KINDS = frozenset((Share.ALIAS, Share.LOOP_INIT, Share.LOOP_BACK, Share.LOOP_RESULT,
+                           Share.IF_RESULT, Share.WRITEBACK))
+
+
+def part_of_window(fx: Effects) -> set[Var]:
+    """The values of the function (effects ``fx``) that may name part of a window (the result
+    of a ``tile.slice``) along a route with at least one storage edge the window's escape uses
+    do not check: a view that lays the elements out anew without reading them as a dense tile
+    (``transpose_view``), a program function's result, an edge of a kind the analysis does
+    not model.  A program function given such a value as a tile of its own needs it checked
+    at the call (``rules.calls`` ``call-value-violation``)."""
+    windows = [e.dst for e in fx.edges if e.kind is Share.SLICE]
+    if not windows:
+        return set()
+    by_src: dict[Var, list] = {}
+    for e in fx.edges:
+        if e.kind is not Share.SLICE:
+            by_src.setdefault(e.src, []).append(e)
+    seen = {(w, False) for w in windows}
+    todo = list(seen)
+    out: set[Var] = set()
+    while todo:
+        v, flagged = todo.pop()
+        for e in by_src.get(v, ()):
+            handled = e.kind in _ESCAPE_KINDS or e.kind is Share.VIEW and (
+                same_layout(e) or _relayout(e.stmt))
+            state = (e.dst, flagged or not handled)
+            if state not in seen:
+                seen.add(state)
+                todo.append(state)
+                if state[1]:
+                    out.add(e.dst)
+    return out
 
 
 def _derived(fx: Effects, starts: set[Var], kept: bool = False) -> set[Var]:

@@ -20,7 +20,7 @@ from ..ir.stmts import AssignStmt, Function
 from ..ir.target import ALIGN_BYTES, aligned_step
 from ..ir.types import TileType
 from .calls import callee_name
-from .encoding import Encoding, RawSliceUse, UseSite, Window
+from .encoding import Encoding, RawSliceUse, UseSite, Window, WriteSite
 from .schedule import SPAN, has_fact
 
 
@@ -124,6 +124,18 @@ def _unclassified(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict
             "op_line": x.stmt.span.line}
 
 
+def _call_value(fn: Function, enc: Encoding, eg: eb.EGraph, site: WriteSite) -> dict[str, object]:
+    st = enc.storage
+    froms = sorted((w for w in enc.windows if st is not None and st.route(w.var, site.var)),
+                   key=lambda w: w.stmt.span.line)
+    route = (f"slice {froms[0].var.name!r} at line {froms[0].stmt.span.line}, then "
+             f"{st.route(froms[0].var, site.var)}" if froms and st is not None
+             else "a window")
+    handed = " and hands back a window of it" if site.key in enc.call_handed else ""
+    return dict(where=site.stmt.span, fn=fn.name, operand=site.var.name, op=site.op,
+                op_line=site.stmt.span.line, align_bytes=ALIGN_BYTES, route=route, handed=handed)
+
+
 def _call_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
     call = call_of(site.stmt)
     return {**_fields(fn, enc, site.window.stmt, site.var),
@@ -161,6 +173,7 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
                              _escape_write),
     "CallWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.call_keep],
                            _call_write),
+    "CallValueViolation": (lambda enc: enc.call_values, _call_value),
 }
 
 

@@ -39,7 +39,7 @@ _ORD, _COLX = ops.Role.ORD, ops.Role.COLX
 _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
-_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
+_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL, ops.Role.PASS))
 #: the use slots of a call's operands
 _ARGS = frozenset(("arg", "kwarg"))
 _DENSE_LIKE = frozenset((ops.Role.DENSE,))
@@ -109,6 +109,9 @@ class Encoder(CallUses, StmtVisitor):
         #: window tile term -> the window a program function hands back of it (PASS context:
         #: :meth:`pass_context`)
         self._passed: dict[int, tuple] = {}
+        #: the values that name part of a window other than through an escape
+        #: (egraph.calls ``part_of_window``, built once a program function call needs them)
+        self._parts: set[Var] | None = None
         #: id of a type -> (the type, :meth:`leaf_facts`)
         #: id of a type -> (the type, :meth:`leaf_facts`, the numbers of the index terms of
         #: its pitch and buffer start once :meth:`leaf` took them and taking them again would
@@ -382,10 +385,10 @@ class Encoder(CallUses, StmtVisitor):
         and an aligned view or be copied here (``CALL``: dense and aligned); a matmul operand
         would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
         rejection); a reshape reads it from its first element as a dense tile (``DENSE``: dense
-        and aligned, or copied here).  Otherwise an ordinary use.  A program function's use
-        counts only for what it does with the tile that a lazy materialization or the cube
-        unit would (a col_expand use, a matmul use): the rest is its summary's business at
-        the call."""
+        and aligned, or copied here); a program function that reads the tile as one of its own
+        (windows of it at its own pitch, a reshape: ``CALL`` / ``PASS``) needs it dense and
+        aligned just the same (``CALL``: the value it gets is no window, so nothing is checked
+        at the call itself).  Otherwise an ordinary use."""
         t = w.var.type
         mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
         for dst in self.storage.escapes(stmt, slot, var):  # type: ignore[union-attr]
@@ -443,8 +446,6 @@ class Encoder(CallUses, StmtVisitor):
                         r = self.context(call.op, k if isinstance(k, int) else None)
                         if (r is _LEFT or r is _RIGHT) and self.cube_fold(a.var, s) is not None:  # type: ignore[attr-defined]
                             continue  # (folded into an extract there: the slice's own use)
-                        if r is ops.Role.CALL and "colx" not in self.callee_uses(call.op, k):
-                            continue
                         if r is not None:
                             roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
         out: list[tuple[ops.Role, Stmt, Var]] = []

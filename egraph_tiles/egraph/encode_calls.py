@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from ..ir import ops
 from ..ir.effects import call_of, call_operands, operand_index
-from ..ir.exprs import Call, Const, Var, VarRef
+from ..ir.exprs import Call, Const, Var, VarRef, const_shape
 from ..ir.stmts import Stmt
 from ..ir.types import TileType
-from .calls import (call_result_written, callee_name, param_uses, passed_window,
-                    returned_param, role_of)
+from .calls import (call_result_written, callee_name, param_uses, part_of_window,
+                    passed_window, returned_param, role_of)
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
 
@@ -61,6 +61,7 @@ class CallUses:
         if program_call:
             self.raw_call_uses(stmt, call)
             self.call_writes(stmt, call)
+            self.call_values(stmt, call)
         elif vector and raw_view:  # (both state only operands that are such slices)
             # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
             self.raw_vec_uses(stmt, call)
@@ -180,6 +181,41 @@ class CallUses:
         self.row("WinRow", n, window, self.idx(Const(r)), self.idx(Const(c)), h, wd)
         self._rows["PassWinRow"].append((window, n))
         return ops.Role.PASS
+
+    def call_values(self, stmt: Stmt, call: Call) -> None:
+        """Each tile operand of a program function call that is no window but names part of one
+        (:func:`part_of_window`) and that the function reads as a tile of its own (CALL /
+        PASS) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
+        for PASS, the window handed back of it, ``(CallHandedRow k p)`` (``rules.calls``)."""
+        parts = self._parts
+        if parts is None:
+            parts = self._parts = part_of_window(self.fx)
+        if not parts:
+            return
+        for k, a in call_operands(call):
+            if type(a) is not VarRef or a.var not in parts or a.var in self.enc.window_of:
+                continue
+            idx = k if isinstance(k, int) else operand_index(call, k)
+            ctx = self.context(call.op, idx if isinstance(idx, int) else None)
+            dims = const_shape(a.var.type)
+            if ctx is not ops.Role.CALL and ctx is not ops.Role.PASS or dims is None \
+                    or len(dims) != 2:
+                continue
+            leaf = self.base(a.var)
+            zero = self.idx(Const(0))
+            n = self.number()
+            self.row("WinRow", n, leaf, zero, zero, dims[0], dims[1])
+            key = self.number()
+            self._rows["CallValueRow"].append((key, n))
+            got = passed_window(self.program, call.op, idx) \
+                if ctx is ops.Role.PASS and isinstance(idx, int) else None  # type: ignore[arg-type]
+            if got is not None:
+                (h, wd), (r, c) = got
+                m = self.number()
+                self.row("WinRow", m, leaf, self.idx(Const(r)), self.idx(Const(c)), h, wd)
+                self._rows["CallHandedRow"].append((key, m))
+                self.enc.call_handed.add(key)
+            self.enc.call_values.append(WriteSite(key, stmt, a.var, call.op))
 
     def call_keep(self, stmt: Stmt, slot: tuple, var: Var) -> str | None:
         """Whether the operand ``var`` at ``slot`` of ``stmt``, a call of a program function,

@@ -125,5 +125,10 @@ class Encoding:
     #: the caller writes through the call's result: ``CallKeepRow``): use key -> the write, in
     #: words (``rules.calls``)
     call_keep: dict[int, str] = field(default_factory=dict)
+    #: the program-function call operands that are no window but name part of one, checked to
+    #: be the dense, aligned tile the function assumes (``CallValueRow``, ``rules.calls``)
+    call_values: list[WriteSite] = field(default_factory=list)
+    #: those of :attr:`call_values` whose function only hands a window of them back
+    call_handed: set[int] = field(default_factory=set)
     #: the function's storage facts (``ir.storage``): the messages name a value's route
     storage: Storage | None = None

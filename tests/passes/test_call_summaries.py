@@ -610,3 +610,56 @@ def test_explain_names_the_address_of_the_window_a_callee_hands_back():
            "back" in text, text
     assert "the [1, 1] window it hands back is at ((1 + 1) × 12 cols + 0 + 0) × 32 bits = 768 " \
            "bits: multiple of 256 → view" in text, text
+
+
+# ---------------------------------------------------------------------- values that name a window
+
+ROW1V = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def row1v(self, t: {W28}) -> pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 8], [1, 0])
+        return s
+"""
+READ_ROW1V = ("r: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = self.row1v(v)\n"
+              "r2: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec] = pl.tile.muls(r, 2.0)")
+
+
+def test_set_validshape_view_of_a_window_passed_to_a_callee_that_slices_it_is_made_of_a_copy():
+    # the callee takes row 1 of its tile 32 B in; of w's view it is 48 B in (root's pitch): the
+    # window is copied where it escapes into the view, so the callee gets a dense tile
+    before = root12(f"w: {W28} = pl.tile.slice(root, [2, 8], [0, 0])\n"
+                    f"v: {W28} = pl.tile.set_validshape(w, [2, 8])\n" + READ_ROW1V, ROW1V)
+    after = root12(f"w_ext: {W28} = pl.tile.extract(root, 0, 0, shape=[2, 8], "
+                   "target_memory=pl.Mem.Vec)\n"
+                   f"v: {W28} = pl.tile.set_validshape(w_ext, [2, 8])\n" + READ_ROW1V, ROW1V)
+    et.assert_structural_equal(et.canonicalize_tile_slice(et.parse_program(before)),
+                               et.parse_program(after))
+    assert on_hardware(before) == (
+        "hardware fault MisalignedAccess: tile.muls: operand 'src' at Vec byte 1048624 is not "
+        "32-byte aligned", None)
+
+
+def test_transposed_view_of_a_window_passed_to_a_callee_that_slices_it_is_rejected():
+    # row 1 of the transposed view is column 1 of w, 4 B in; the callee takes it for row 1 of a
+    # dense tile (32 B in), and no copy of w is transposed differently
+    more = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def row1t(self, t: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 1], [1, 0])
+        return s
+"""
+    text = stored("""
+w: pl.Tile[[8, 4], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [8, 4], [0, 0])
+tv: pl.Tile[[4, 8], pl.FP32, pl.Mem.Vec] = pl.tile.transpose_view(w)
+r: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = self.row1t(tv)
+y1: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.muls(r, 2.0)
+res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(z, y1, [0, 0])
+""", more)
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    assert unsound_because(lambda q: q, p, inputs_for(p), {}, "kernel").startswith(
+        "hardware fault MisalignedAccess: tile.muls")
+    msg = rejection(p)
+    for piece in ("'tv' is passed to self.row1t at line 12", "and hands back a window of it",
+                  "'tv' names part of another tile (slice 'w' at line 10, then the view "
+                  "tile.transpose_view)", "The pass cannot copy it there"):
+        assert piece in msg, (piece, msg)
