@@ -15,9 +15,11 @@ A window passed to a function that does nothing with the tile but hand one const
 it back (``egraph.calls.passed_window``; use context PASS) needs nothing of its own address:
 the callee judged no address of the tile, and the one address that matters is the window handed
 back, which the caller then reads in vector ops or writes in place.  The encoder states that
-window at its real address, ``(PassWin w n)`` with ``n = (Win w r c h wd)`` (the callee's
+window at its real address, ``(PassWin w n need)`` with ``n = (Win w r c h wd)`` (the callee's
 offsets over the argument: ``peel-chained-slice`` adds them to the argument's, at the argument's
-own pitch); the argument stays a view when ``n`` is proven aligned, as for an ordinary operand.
+own pitch) and ``need`` what the callers' uses of the result need of it: an aligned address
+(vector reads, writes), an identity copy (col_expand) or both; the argument stays a view when
+``n`` is proven so, as a window used that way in the caller would be.
 A dense, aligned argument stays a view as for CALL; otherwise it is copied for the call
 (``rules.checks`` ``pass-operand-extract``), which a write through the result then rejects.
 The encoder states at most one such window per argument window: a second call handing back
@@ -43,28 +45,37 @@ from egraph_tiles.ir.target import ALIGN_BITS
 PASS = Role.PASS.egg
 
 RULES = f"""
-(relation PassWin (Tile Tile))
-; the window the callee hands back, at its real address, is aligned: the argument stays a view
-(rule ((= u (Use w ctx)) (= ctx {PASS}) (PassWin w n) (MemOf n "Vec") (= am (AddrMult n))
-       (= (% am {ALIGN_BITS}) 0))
-      ((union u (Keep w ctx))) :ruleset legality :name "pass-returned-window-aligned-view")
+(relation PassWin (Tile Tile String))
+; what the callers' uses need of the window handed back where it lies: an aligned address
+; (vector reads, writes), an identity copy (col_expand), or both
+(relation HandedBack (Tile String))
+(relation HandedBackFits (Tile String))
+(rule ((HandedBack n need) (MemOf n "Vec") (= am (AddrMult n)) (= (% am {ALIGN_BITS}) 0))
+      ((HandedBackFits n "align")) :ruleset legality :name "handed-back-window-aligned")
+(rule ((HandedBack n need) (IdentityCopy n)) ((HandedBackFits n "identity"))
+      :ruleset legality :name "handed-back-window-identity")
+(rule ((HandedBackFits n "align") (HandedBackFits n "identity")) ((HandedBackFits n "both"))
+      :ruleset legality :name "handed-back-window-both")
+; the window the callee hands back fits its callers' uses where it lies: the argument stays a view
+(rule ((= u (Use w ctx)) (= ctx {PASS}) (PassWin w n need) (HandedBackFits n need))
+      ((union u (Keep w ctx))) :ruleset views :name "pass-returned-window-view")
 ; a dense argument at an aligned address is exactly the tile the callee assumed
 (rule ((= u (Use w ctx)) (= ctx {PASS}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset views :name "pass-dense-aligned-view")
 (relation CallValueUse (i64 Tile))
-(relation CallValueHandedBack (i64 Tile))
+(relation CallValueHandedBack (i64 Tile String))
 (function CallValueProven (i64) i64 :merge (max old new))
 (relation CallValueViolation (i64))
 ; the value is the dense, aligned tile the function assumes
 (rule ((CallValueUse k n) (IdentityCopy n) (MemOf n "Vec") (= am (AddrMult n))
        (= (% am {ALIGN_BITS}) 0))
       ((set (CallValueProven k) 1)) :ruleset proven :name "call-value-dense-aligned")
-; the function only hands a window of it back, and that window is aligned where it lies (over a
-; row-major value: its rows are the value's rows)
-(rule ((CallValueHandedBack k p) (= p (Win (Leaf s) r c h wd)) (UnitCols (Leaf s))
-       (MemOf p "Vec") (= am (AddrMult p)) (= (% am {ALIGN_BITS}) 0))
-      ((set (CallValueProven k) 1)) :ruleset proven :name "call-value-handed-back-aligned")
+; the function only hands a window of it back, and that window fits its callers' uses where it
+; lies (over a row-major value: its rows are the value's rows)
+(rule ((CallValueHandedBack k p need) (= p (Win (Leaf s) r c h wd)) (UnitCols (Leaf s))
+       (HandedBackFits p need))
+      ((set (CallValueProven k) 1)) :ruleset proven :name "call-value-handed-back-fits")
 (rule ((CallValueUse k n) (MemOf n m) (!= m "Vec")) ((set (CallValueProven k) 1))
       :ruleset proven :name "call-value-not-vec")
 (rule ((CallValueUse k n) (= 0 (CallValueProven k))) ((CallValueViolation k))
@@ -80,12 +91,13 @@ RULES = f"""
 
 LOAD = """
 (relation CallValueRow (i64 i64))
-(relation CallHandedRow (i64 i64))
+(relation CallHandedRow (i64 i64 String))
 (rule ((CallValueRow k n)) ((CallValueUse k (NT n)) (set (CallValueProven k) 0))
       :ruleset load :name "load-call-value")
-(rule ((CallHandedRow k p)) ((CallValueHandedBack k (NT p))) :ruleset load :name "load-call-value-handed-back")
-(relation PassWinRow (i64 i64))
-(rule ((PassWinRow w n)) ((PassWin (NT w) (NT n))) :ruleset load :name "load-pass-window")
+(rule ((CallHandedRow k p need)) ((CallValueHandedBack k (NT p) need) (HandedBack (NT p) need))
+      :ruleset load :name "load-call-value-handed-back")
+(relation PassWinRow (i64 i64 String))
+(rule ((PassWinRow w n need)) ((PassWin (NT w) (NT n) need) (HandedBack (NT n) need)) :ruleset load :name "load-pass-window")
 (relation CallKeepRow (i64))
 (rule ((CallKeepRow k)) ((CallWriteUse k) (set (UseKept k) 0)) :ruleset load :name "load-call-keep-use")
 """

@@ -122,13 +122,16 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
 
 
 def passed_window(program: Program, op: str, index: int
-                  ) -> tuple[tuple[int, int], tuple[int, int]] | None:
+                  ) -> tuple[tuple[int, int], tuple[int, int], str] | None:
     """The one window the program function called as ``op`` hands back of its tile parameter
     ``index``, when it does nothing else with the tile: no op or call reads or writes anything
     made from it but constant plain slices of it, one of which (a chain of such slices and
     aliases, at constant offsets) it returns, once (its result or one element of its returned
-    tuple), to callers that only read the result in vector ops or write it in place.  The
-    window's shape and its offsets in the parameter; None otherwise.
+    tuple), to callers that only read the result in vector ops, write it in place or
+    col_expand it.  The window's shape, its offsets in the parameter and what the callers' uses
+    need of it where it lies: ``"align"`` (vector reads, writes: an aligned address),
+    ``"identity"`` (col_expand: its lazy materialization an identity copy) or ``"both"``; None
+    otherwise.
 
     The callee then judges nothing about the tile itself: where the caller passes a window,
     the one thing that needs an address is the window handed back, and the caller judges it at
@@ -139,7 +142,7 @@ def passed_window(program: Program, op: str, index: int
 
 
 def _passed(program: Program, op: str, index: int
-            ) -> tuple[tuple[int, int], tuple[int, int]] | None:
+            ) -> tuple[tuple[int, int], tuple[int, int], str] | None:
     name = callee_name(op)
     sums = call_summaries(program)
     summary = sums.get(name) if name is not None else None  # type: ignore[union-attr]
@@ -165,9 +168,10 @@ def _passed(program: Program, op: str, index: int
     if r.whole or r.window is None or None in r.window[1]:
         return None
     uses = result_uses(program, name, element if len(summary.results) > 1 else None)  # type: ignore[arg-type]
-    if not uses <= {"vector", "write"}:
+    if not uses or not uses <= {"vector", "write", "colx"}:
         return None
-    return r.window  # type: ignore[return-value]
+    align, ident = bool(uses & {"vector", "write"}), "colx" in uses
+    return (*r.window, "both" if align and ident else "align" if align else "identity")  # type: ignore[return-value]
 
 
 #: storage edges along which a window reaches a value whose use where it escapes is checked

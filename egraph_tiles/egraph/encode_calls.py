@@ -172,14 +172,14 @@ class CallUses:
         got = passed_window(self.program, call.op, k) if isinstance(k, int) else None  # type: ignore[union-attr, arg-type]
         if got is None:
             return ops.Role.CALL
-        (h, wd), (r, c) = got
+        (h, wd), (r, c), need = got
         prev = self._passed.get(window)
         if prev is not None:
             return ops.Role.PASS if prev == got else ops.Role.CALL
         self._passed[window] = got
         n = self.number()
         self.row("WinRow", n, window, self.idx(Const(r)), self.idx(Const(c)), h, wd)
-        self._rows["PassWinRow"].append((window, n))
+        self._rows["PassWinRow"].append((window, n, need))
         return ops.Role.PASS
 
     def call_values(self, stmt: Stmt, call: Call) -> None:
@@ -210,10 +210,10 @@ class CallUses:
             got = passed_window(self.program, call.op, idx) \
                 if ctx is ops.Role.PASS and isinstance(idx, int) else None  # type: ignore[arg-type]
             if got is not None:
-                (h, wd), (r, c) = got
+                (h, wd), (r, c), need = got
                 m = self.number()
                 self.row("WinRow", m, leaf, self.idx(Const(r)), self.idx(Const(c)), h, wd)
-                self._rows["CallHandedRow"].append((key, m))
+                self._rows["CallHandedRow"].append((key, m, need))
                 self.enc.call_handed.add(key)
             self.enc.call_values.append(WriteSite(key, stmt, a.var, call.op))
 

@@ -224,7 +224,7 @@ def _passed_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int, passed: 
     """A window passed to a function that only hands a window of it back: that window's
     address here (the operand's offsets plus the callee's, at the operand's pitch), or the
     operand's own when it is dense and aligned."""
-    (h, wd), (dr, dc) = passed
+    (h, wd), (dr, dc), need = passed
     r, c, mr, mc = _root_offsets(w, eg)
     pitch = _pitch(w.root.src.type)
     rr, cc = const_int(r), const_int(c)
@@ -235,6 +235,9 @@ def _passed_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int, passed: 
                  f"{cc} + {dc}) × {window_bits(w)} bits = {total} bits")
     else:
         where = f"the [{h}, {wd}] window it hands back is at offset [{dr}, {dc}] of it"
+    if need == "identity":  # (its callers col_expand it)
+        return f"{where}: {'no' if copied else 'an'} identity copy there → " + (
+            f"copy {nbytes} B" if copied else "view")
     if copied:
         return f"{where}, not provably ≡ 0 mod {ALIGN_BITS}, and the operand is not dense and " \
                f"aligned → copy {nbytes} B"

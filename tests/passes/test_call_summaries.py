@@ -663,3 +663,26 @@ res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(z, y1, [0, 0])
                   "'tv' names part of another tile (slice 'w' at line 10, then the view "
                   "tile.transpose_view)", "The pass cannot copy it there"):
         assert piece in msg, (piece, msg)
+
+
+def test_transposed_back_view_of_a_window_handed_back_to_a_col_expand_is_accepted():
+    # the view of the view is w again (rows are rows, the pitch root's): row 1 of it is one row
+    # of root, 256 B in, which col_expand reads in place as an identity copy
+    more = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def row1c(self, t: pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 1], [1, 0])
+        return s
+"""
+    text = stored("""
+w: pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [2, 1], [0, 0])
+tv: pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec] = pl.tile.transpose_view(w)
+tw: pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec] = pl.tile.transpose_view(tv)
+r: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = self.row1c(tw)
+gv: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.create([1, 1], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+ce: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(r, gv)
+res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(z, ce, [0, 0])
+""", more)
+    prog = et.parse_program(text)
+    et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
+    assert on_hardware(text) == (None, None)
