@@ -287,10 +287,15 @@ class Encoder(CallUses, StmtVisitor):
             return ("?", 0, None, None, None)
         mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
         lay = self.storage.layouts.get(var)  # type: ignore[union-attr]
-        if lay is None or t.rank != 2 or len(lay.strides) != 2 or lay.strides[1] != bits \
-                or lay.strides[0] % bits:
+        if lay is None or t.rank != 2 or len(lay.strides) != 2:
             return (mem, bits, None, None, None)
-        pitch = lay.strides[0] // bits
+        stride_r, stride_c = lay.strides
+        dims = const_shape(t)
+        if dims is not None and dims[1] == 1:
+            stride_c = bits  # (one column: its stride is never taken; a column's rows are dense)
+        if stride_c != bits or stride_r % bits:
+            return (mem, bits, None, None, None)
+        pitch = stride_r // bits
         root = self.leaf_facts(lay.root.type)[4]
         off = lay.offset_bytes()
         if off is None or root is None:
