@@ -152,9 +152,14 @@ class CallUses:
         function does with it: a col_expand use needs the identity copy, a vector use, an
         in-place write or windows taken of it the alignment (the callee addresses the tile
         through the argument's own addresses); an opaque use both."""
-        colx = {k for k, _ in call_operands(call) if self.callee_uses(call.op, k) & {"colx", "opaque"}}
-        vec = {k for k, _ in call_operands(call)
-               if self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
+        # (a function that only hands a window of it back: what that window needs where it
+        # lies is checked by :meth:`call_values`)
+        handed = {k for k, a in call_operands(call) if self.value_checked(call, k, a)
+                  and self.context(call.op, k if isinstance(k, int) else None) is ops.Role.PASS}
+        colx = {k for k, _ in call_operands(call) if k not in handed
+                and self.callee_uses(call.op, k) & {"colx", "opaque"}}
+        vec = {k for k, _ in call_operands(call) if k not in handed
+               and self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
         self.raw_colx_uses(stmt, call, colx)
         for k, a in call_operands(call):
             if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:
@@ -187,16 +192,13 @@ class CallUses:
         (:func:`part_of_window`) and that the function reads as a tile of its own (CALL /
         PASS) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
         for PASS, the window handed back of it, ``(CallHandedRow k p)`` (``rules.calls``)."""
-        parts = self._parts
-        if parts is None:
-            parts = self._parts = part_of_window(self.fx)
-        if not parts:
-            return
         for k, a in call_operands(call):
-            if type(a) is not VarRef or a.var not in parts or a.var in self.enc.window_of:
+            if not self.value_checked(call, k, a):
                 continue
             idx = k if isinstance(k, int) else operand_index(call, k)
             ctx = self.context(call.op, idx if isinstance(idx, int) else None)
+            if ctx is ops.Role.CALL and a.var in self._raw:  # type: ignore[attr-defined]
+                continue  # (a valid_shape / drop_dims slice itself: raw_call_uses)
             dims = const_shape(a.var.type)
             if ctx is not ops.Role.CALL and ctx is not ops.Role.PASS or dims is None \
                     or len(dims) != 2:
@@ -216,6 +218,17 @@ class CallUses:
                 self._rows["CallHandedRow"].append((key, m, need))
                 self.enc.call_handed.add(key)
             self.enc.call_values.append(WriteSite(key, stmt, a.var, call.op))
+
+    def value_checked(self, call: Call, k: int | str, a) -> bool:
+        """Whether operand ``a`` (slot ``k``) of ``call`` is a tile that is no window but names
+        part of one (:func:`part_of_window`), or a valid_shape / drop_dims slice: passed to a
+        program function as a tile of its own, it is checked by :meth:`call_values`."""
+        if type(a) is not VarRef or a.var in self.enc.window_of:
+            return False
+        parts = self._parts
+        if parts is None:
+            parts = self._parts = part_of_window(self.fx)
+        return a.var in parts or a.var in self._raw
 
     def call_keep(self, stmt: Stmt, slot: tuple, var: Var) -> str | None:
         """Whether the operand ``var`` at ``slot`` of ``stmt``, a call of a program function,

@@ -708,3 +708,25 @@ res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(z, ce, [0, 0])
     prog = et.parse_program(text)
     et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
     assert on_hardware(text) == (None, None)
+
+
+def test_transposed_valid_shape_slice_handed_back_to_a_col_expand_is_accepted():
+    # the callee only hands back one element of the view (8 B in): col_expand reads it in place,
+    # and nothing needs the slice itself aligned
+    more = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def row1c(self, t: pl.Tile[[4, 1], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 1], [1, 0])
+        return s
+"""
+    text = stored("""
+w: pl.Tile[[1, 4], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[1, 1])] = pl.tile.slice(local, [1, 4], [0, 1], valid_shape=[1, 1])
+tv: pl.Tile[[4, 1], pl.FP32, pl.Mem.Vec] = pl.tile.transpose_view(w)
+r: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = self.row1c(tv)
+gv: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.create([1, 1], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+ce: pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(r, gv)
+res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(z, ce, [0, 0])
+""", more)
+    prog = et.parse_program(text)
+    et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
+    assert on_hardware(text) == (None, None)
