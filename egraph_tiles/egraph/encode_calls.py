@@ -143,7 +143,8 @@ class CallUses:
         if not self.is_program_call(op) or index is None:
             return operand_context(op, index)
         role = role_of(self.callee_uses(op, index))
-        if role is ops.Role.CALL and passed_window(self.program, op, index) is not None:
+        if (role is ops.Role.CALL or role is ops.Role.ORD) \
+                and passed_window(self.program, op, index) is not None:
             return ops.Role.PASS  # (it only hands a window of the tile back)
         return role
 

@@ -486,7 +486,8 @@ res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.add(z, z)
         "hardware fault MisalignedAccess: tile.muls")
     msg = rejection(p)
     for piece in ("slice 'win' (tile.slice at line 10) has valid_shape / drop_dims and feeds "
-                  "self.head at line 11", "not provably 32-byte aligned"):
+                  "tile.muls at line 12 (through 'r': the result of a call to self.head)",
+                  "not provably 32-byte aligned"):
         assert piece in msg, (piece, msg)
 
 
@@ -730,3 +731,4 @@ res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(z, ce, [0, 0])
     prog = et.parse_program(text)
     et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
     assert on_hardware(text) == (None, None)
+

@@ -75,3 +75,20 @@ def test_write_through_the_result_of_a_one_trip_loop_ignores_its_initializer():
                     "        for i2, (cv3,) in pl.range(1, init_values=(win1,)):\n"
                     "            w4 = pl.tile.slice(root, [1, 1], [0, 0])\n"
                     "            cres4 = pl.yield_(w4)\n", "cres4", 64)
+
+
+COL3 = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def col3(self, t: pl.Tile[[1, 4], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec]:
+        s = pl.tile.slice(t, [1, 1], [0, 3])
+        return s
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="false rejection: the vector-use check of a valid_shape "
+                   "slice follows the call result to the slice's own address (52 B), not to "
+                   "the element the callee hands back (64 B)")
+def test_vector_read_of_an_aligned_element_a_callee_hands_back_of_a_valid_shape_slice_is_accepted():
+    _judge(ROOT12 + "        win1 = pl.tile.slice(root, [1, 4], [1, 1], valid_shape=[1, 1])\n"
+                    "        cr2 = self.col3(win1)\n"
+                    "        y3 = pl.tile.muls(cr2, 2.0)\n", "y3", 12, COL3)
