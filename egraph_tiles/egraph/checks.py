@@ -131,6 +131,11 @@ def _call_value(fn: Function, enc: Encoding, eg: eb.EGraph, site: WriteSite) -> 
     route = (f"slice {froms[0].var.name!r} at line {froms[0].stmt.span.line}, then "
              f"{st.route(froms[0].var, site.var)}" if froms and st is not None
              else "a window")
+    defs = st.fx.defs.get(site.var) if st is not None else None
+    made = call_of(st.fx.stmt_at(defs[0])) if defs else None  # type: ignore[union-attr]
+    if made is not None and made.op == "tile.slice":
+        route = (f"a valid_shape / drop_dims slice at line {st.fx.stmt_at(defs[0]).span.line}, which the pass "
+                 "never copies")
     handed = " and hands back a window of it" if site.key in enc.call_handed else ""
     return dict(where=site.stmt.span, fn=fn.name, operand=site.var.name, op=site.op,
                 op_line=site.stmt.span.line, align_bytes=ALIGN_BYTES, route=route, handed=handed)

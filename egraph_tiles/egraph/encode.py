@@ -112,6 +112,9 @@ class Encoder(CallUses, StmtVisitor):
         #: the values that name part of a window other than through an escape
         #: (egraph.calls ``part_of_window``, built once a program function call needs them)
         self._parts: set[Var] | None = None
+        #: valid_shape / drop_dims slice -> the values naming it not only through a window a
+        #: function hands back (:meth:`raw_reach`)
+        self._raw_reach: dict[Var, set[Var]] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
         #: id of a type -> (the type, :meth:`leaf_facts`, the numbers of the index terms of
         #: its pitch and buffer start once :meth:`leaf` took them and taking them again would

@@ -7,7 +7,7 @@ or, for one of the program's own functions, from what that function does with th
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import call_of, call_operands, operand_index
+from ..ir.effects import Share, call_of, call_operands, operand_index
 from ..ir.exprs import Call, Const, Var, VarRef, const_shape
 from ..ir.stmts import Stmt
 from ..ir.types import TileType
@@ -80,6 +80,8 @@ class CallUses:
         uses = self.enc.raw_vec if vec else self.enc.raw_colx
         fx = self.fx
         for raw in (self._raw_view if vec else self._raw_kept).get(var, ()):
+            if var not in self.raw_reach(raw):
+                continue  # (only through windows functions hand back: checked at the call)
             n = self.number()
             self._raw_pending.append((table, n, raw))
             uses.append(RawSliceUse(n, fx.stmt_at(fx.defs[raw][0]), var, stmt, op))  # type: ignore[arg-type]
@@ -219,6 +221,42 @@ class CallUses:
                 self._rows["CallHandedRow"].append((key, m, need))
                 self.enc.call_handed.add(key)
             self.enc.call_values.append(WriteSite(key, stmt, a.var, call.op))
+
+    def raw_reach(self, raw: Var) -> set[Var]:
+        """The values that may name the valid_shape / drop_dims slice ``raw`` other than only
+        through a window a program function hands back of it (a ``CALL`` edge of a call that
+        gives the argument the PASS context, whose window :meth:`call_values` checks where it
+        lies for what the callers' uses need)."""
+        got = self._raw_reach.get(raw)
+        if got is None:
+            by_src: dict[Var, list] = {}
+            for e in self.fx.edges:
+                if e.kind is not Share.SLICE and not self.handed_back_edge(e):
+                    by_src.setdefault(e.src, []).append(e.dst)
+            got = {raw}
+            todo = [raw]
+            while todo:
+                for d in by_src.get(todo.pop(), ()):
+                    if d not in got:
+                        got.add(d)
+                        todo.append(d)
+            self._raw_reach[raw] = got
+        return got
+
+    def handed_back_edge(self, e) -> bool:
+        """Whether storage edge ``e`` is a program function call's result sharing an argument
+        the call gives the PASS context and :meth:`call_values` checks."""
+        if e.kind is not Share.CALL:
+            return False
+        call = call_of(e.stmt)
+        if call is None or not self.is_program_call(call.op):
+            return False
+        for k, a in call_operands(call):
+            if type(a) is VarRef and a.var is e.src:
+                idx = k if isinstance(k, int) else operand_index(call, k)
+                return isinstance(idx, int) and self.value_checked(call, k, a) \
+                    and self.context(call.op, idx) is ops.Role.PASS
+        return False
 
     def value_checked(self, call: Call, k: int | str, a) -> bool:
         """Whether operand ``a`` (slot ``k``) of ``call`` is a tile that is no window but names

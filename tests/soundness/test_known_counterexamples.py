@@ -85,9 +85,6 @@ COL3 = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason="false rejection: the vector-use check of a valid_shape "
-                   "slice follows the call result to the slice's own address (52 B), not to "
-                   "the element the callee hands back (64 B)")
 def test_vector_read_of_an_aligned_element_a_callee_hands_back_of_a_valid_shape_slice_is_accepted():
     _judge(ROOT12 + "        win1 = pl.tile.slice(root, [1, 4], [1, 1], valid_shape=[1, 1])\n"
                     "        cr2 = self.col3(win1)\n"
