@@ -89,3 +89,19 @@ def test_vector_read_of_an_aligned_element_a_callee_hands_back_of_a_valid_shape_
     _judge(ROOT12 + "        win1 = pl.tile.slice(root, [1, 4], [1, 1], valid_shape=[1, 1])\n"
                     "        cr2 = self.col3(win1)\n"
                     "        y3 = pl.tile.muls(cr2, 2.0)\n", "y3", 12, COL3)
+
+
+SUB21 = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def sub21(self, t: pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 1], pl.FP32, pl.Mem.Vec]:
+        s = pl.tile.slice(t, [1, 1], [1, 0])
+        return s
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="false rejection: the callee judges the window it returns "
+                   "for its callers' write at the address it assumes (row 1 of a dense [2, 1] "
+                   "tile: 4 B), not where the caller's window puts it (256 B)")
+def test_write_through_a_row_a_callee_hands_back_of_a_column_window_is_accepted():
+    _judge(ROOT64 + "        win1 = pl.tile.slice(root, [2, 1], [0, 0])\n"
+                    "        cr2 = self.sub21(win1)\n", "cr2", 64, SUB21)
