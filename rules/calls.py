@@ -29,10 +29,11 @@ A value that is no window but names part of one (a ``transpose_view`` of a windo
 function handed back, ...) passed where the function reads its tile as one of its own (CALL /
 PASS) cannot be copied by the pass (it is no slice), so it must be the tile the function
 assumes: the encoder states it as a full-extent window of its own leaf, whose facts are its
-storage's (``ir.storage``: pitch, buffer start, row-major or not), ``(CallValueUse k n)`` (and,
-for PASS, the window handed back, ``(CallValueUse k p)``).  ``CallValueProven`` (0 at load, 1
-once one of them is an identity copy at an aligned address, or a handed-back window is aligned
-over a row-major leaf) is read after saturation: no proof is a ``CallValueViolation`` (reject:
+storage's (``ir.storage``: pitch, buffer start, row-major or not), ``(CallValueUse k n need)``
+(and, for PASS, the window handed back, ``(CallValueHandedBack k p need)``).  ``CallValueProven``
+(0 at load, 1 once one of them fits: an identity copy, at an aligned address unless the function
+only col_expands it; a handed-back window over a row-major leaf fitting its callers' uses) is
+read after saturation: no proof is a ``CallValueViolation`` (reject:
 the callee would address other elements, or unaligned ones).  A value reached from a window only
 through loop carries, ``if`` merges, same-layout views, write-backs or reshapes is not stated:
 the window's use where it escapes into it already needs it dense and aligned, or copies it there
@@ -63,22 +64,22 @@ RULES = f"""
 (rule ((= u (Use w ctx)) (= ctx {PASS}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am {ALIGN_BITS}) 0))
       ((union u (Keep w ctx))) :ruleset views :name "pass-dense-aligned-view")
-(relation CallValueUse (i64 Tile))
+(relation CallValueUse (i64 Tile String))
 (relation CallValueHandedBack (i64 Tile String))
 (function CallValueProven (i64) i64 :merge (max old new))
 (relation CallValueViolation (i64))
-; the value is the dense, aligned tile the function assumes
-(rule ((CallValueUse k n) (IdentityCopy n) (MemOf n "Vec") (= am (AddrMult n))
-       (= (% am {ALIGN_BITS}) 0))
+; the value is the dense tile the function assumes (at an aligned address, unless all the
+; function does is col_expand it: "identity")
+(rule ((CallValueUse k n need) (HandedBackFits n need))
       ((set (CallValueProven k) 1)) :ruleset proven :name "call-value-dense-aligned")
 ; the function only hands a window of it back, and that window fits its callers' uses where it
 ; lies (over a row-major value: its rows are the value's rows)
 (rule ((CallValueHandedBack k p need) (= p (Win (Leaf s) r c h wd)) (UnitCols (Leaf s))
        (HandedBackFits p need))
       ((set (CallValueProven k) 1)) :ruleset proven :name "call-value-handed-back-fits")
-(rule ((CallValueUse k n) (MemOf n m) (!= m "Vec")) ((set (CallValueProven k) 1))
+(rule ((CallValueUse k n need) (MemOf n m) (!= m "Vec")) ((set (CallValueProven k) 1))
       :ruleset proven :name "call-value-not-vec")
-(rule ((CallValueUse k n) (= 0 (CallValueProven k))) ((CallValueViolation k))
+(rule ((CallValueUse k n need) (= 0 (CallValueProven k))) ((CallValueViolation k))
       :ruleset checks :name "call-value-violation")
 (relation CallWriteUse (i64))
 (relation CallWriteViolation (i64))
@@ -90,9 +91,10 @@ RULES = f"""
 """
 
 LOAD = """
-(relation CallValueRow (i64 i64))
+(relation CallValueRow (i64 i64 String))
 (relation CallHandedRow (i64 i64 String))
-(rule ((CallValueRow k n)) ((CallValueUse k (NT n)) (set (CallValueProven k) 0))
+(rule ((CallValueRow k n need))
+      ((CallValueUse k (NT n) need) (HandedBack (NT n) need) (set (CallValueProven k) 0))
       :ruleset load :name "load-call-value")
 (rule ((CallHandedRow k p need)) ((CallValueHandedBack k (NT p) need) (HandedBack (NT p) need))
       :ruleset load :name "load-call-value-handed-back")

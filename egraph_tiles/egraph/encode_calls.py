@@ -16,6 +16,10 @@ from .calls import (call_result_written, callee_name, param_uses, part_of_window
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
 
+#: what a program function that reads a tile as one of its own needs of a value passed to it
+#: (``rules.calls`` ``CallValueRow``): dense and aligned, or (a col_expand use only) dense
+_VALUE_NEEDS = {ops.Role.CALL: "both", ops.Role.PASS: "both", ops.Role.COLX: "identity"}
+
 #: a use context not read yet (:meth:`CallUses.context`; None is a context: no use)
 _UNKNOWN = object()
 
@@ -145,7 +149,7 @@ class CallUses:
         if not self.is_program_call(op) or index is None:
             return operand_context(op, index)
         role = role_of(self.callee_uses(op, index))
-        if (role is ops.Role.CALL or role is ops.Role.ORD) \
+        if role in (ops.Role.CALL, ops.Role.ORD, ops.Role.COLX) \
                 and passed_window(self.program, op, index) is not None:
             return ops.Role.PASS  # (it only hands a window of the tile back)
         return role
@@ -193,25 +197,24 @@ class CallUses:
     def call_values(self, stmt: Stmt, call: Call) -> None:
         """Each tile operand of a program function call that is no window but names part of one
         (:func:`part_of_window`) and that the function reads as a tile of its own (CALL /
-        PASS) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
+        PASS, or COLX: windows of it col_expanded) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
         for PASS, the window handed back of it, ``(CallHandedRow k p)`` (``rules.calls``)."""
         for k, a in call_operands(call):
             if not self.value_checked(call, k, a):
                 continue
             idx = k if isinstance(k, int) else operand_index(call, k)
             ctx = self.context(call.op, idx if isinstance(idx, int) else None)
-            if ctx is ops.Role.CALL and a.var in self._raw:  # type: ignore[attr-defined]
+            if ctx is not ops.Role.PASS and a.var in self._raw:  # type: ignore[attr-defined]
                 continue  # (a valid_shape / drop_dims slice itself: raw_call_uses)
             dims = const_shape(a.var.type)
-            if ctx is not ops.Role.CALL and ctx is not ops.Role.PASS or dims is None \
-                    or len(dims) != 2:
+            if ctx not in _VALUE_NEEDS or dims is None or len(dims) != 2:
                 continue
             leaf = self.base(a.var)
             zero = self.idx(Const(0))
             n = self.number()
             self.row("WinRow", n, leaf, zero, zero, dims[0], dims[1])
             key = self.number()
-            self._rows["CallValueRow"].append((key, n))
+            self._rows["CallValueRow"].append((key, n, _VALUE_NEEDS[ctx]))
             got = passed_window(self.program, call.op, idx) \
                 if ctx is ops.Role.PASS and isinstance(idx, int) else None  # type: ignore[arg-type]
             if got is not None:

@@ -732,3 +732,31 @@ res: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec] = pl.tile.assemble(z, ce, [0, 0])
     et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
     assert on_hardware(text) == (None, None)
 
+
+
+def test_transposed_column_window_handed_back_whole_to_a_col_expand_is_rejected():
+    # the transpose of a column is a row whose two elements are a row pitch apart: the callee
+    # takes it for a dense row, and col_expand would repack it over root
+    more = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def whole(self, t: pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec]:
+        s: pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [1, 2], [0, 0])
+        return s
+"""
+    text = kernel(f"{X}, out: pl.Out[pl.Tensor[[1, 2], pl.FP32]], src: pl.Out[pl.Tensor[[16, 64], pl.FP32]]",
+                  T + """
+w: pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [2, 1], [0, 0])
+tv: pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec] = pl.tile.transpose_view(w)
+r: pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec] = self.whole(tv)
+gv: pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec] = pl.tile.create([1, 2], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+ce: pl.Tile[[1, 2], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(r, gv)
+out = pl.store(ce, [0, 0], out)
+src = pl.store(local, [0, 0], src)
+return out
+""", "pl.Tensor[[1, 2], pl.FP32]", more=more)
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    assert unsound_because(lambda q: q, p, inputs_for(p), {}, "kernel") is not None
+    msg = rejection(p)
+    for piece in ("'tv' is passed to self.whole at line 12", "and hands back a window of it",
+                  "(slice 'w' at line 10, then the view tile.transpose_view)"):
+        assert piece in msg, (piece, msg)
