@@ -43,8 +43,8 @@ from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
 
-__all__ = ["PREFIX", "call_result_written", "callee_name", "param_uses", "part_of_window",
-           "passed_window", "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
+__all__ = ["PREFIX", "call_result_written", "callee_name", "param_uses", "own_uses",
+           "part_of_window", "passed_window", "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
 
 
 def param_uses(program: Program, op: str, index: int) -> frozenset[str]:
@@ -76,8 +76,25 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
                        fn.params[index].var, seen)
 
 
+def own_uses(program: Program, op: str, index: int) -> frozenset[str]:
+    """What the program function called as ``op`` itself does with its parameter ``index``
+    (:func:`param_uses` without what its callers do with a value it returns)."""
+    def compute() -> frozenset[str]:
+        name = callee_name(op)
+        sums = call_summaries(program)
+        try:
+            fn = program.function(name) if name is not None else None
+        except KeyError:
+            fn = None
+        if fn is None or index >= len(fn.params):
+            return frozenset({"opaque"})
+        return _value_uses(program, fn, sums.effects(fn),  # type: ignore[union-attr]
+                           fn.params[index].var, frozenset({(name, index)}), returns=False)
+    return _memo(program, ("own", op, index), compute)
+
+
 def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Var],
-                seen: frozenset) -> frozenset[str]:
+                seen: frozenset, returns: bool = True) -> frozenset[str]:
     """How ``fn`` (its effects ``fx``) uses the tile ``param`` (see the module docstring): what
     the ops and calls it reaches do with it, the windows taken of it, and, when ``fn`` returns
     it or a window of it, what its callers do with the result (a window at row 0 starts at the
@@ -99,16 +116,16 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
             if not isinstance(a, VarRef):
                 continue
             if a.var in same:
-                got = _operand_use(program, call.op, k, seen)
+                got = _operand_use(program, call.op, k, seen, own=not returns)
                 uses |= got if a.var in kept else got - {"colx"}
             elif a.var in part:
                 # a window (or a view of one) of the tile: the callee judged it assuming the
                 # tile is its own dense, aligned tile, so what it does with the window (a write
                 # into it, a col_expand of it, a vector read of it, ...) needs the argument so
                 # too; a window at another row than 0 needs it dense (``sliced``)
-                got = _operand_use(program, call.op, k, seen)
+                got = _operand_use(program, call.op, k, seen, own=not returns)
                 uses |= got if a.var in kept else got - {"colx"}
-    for s in walk(fn.body):
+    for s in walk(fn.body) if returns else ():
         if isinstance(s, ReturnStmt):
             for i, e in enumerate(s.values):
                 if isinstance(e, VarRef) and e.var in part:
@@ -300,11 +317,13 @@ def returned_param(program: Program, op: str) -> int | None:
     return r.param if r.whole else None
 
 
-def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset) -> set[str]:
+def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset,
+                 own: bool = False) -> set[str]:
     op = ops.lookup(op_name)
     if op is None:
         if callee_name(op_name) is not None and isinstance(k, int):
-            return set(_uses(program, op_name, k, seen))
+            # (``own``: what that function itself does, not its callers with its result)
+            return set(own_uses(program, op_name, k) if own else _uses(program, op_name, k, seen))
         return {"opaque"}
     out: set[str] = set()
     if k == op.reuses_arg:

@@ -11,7 +11,7 @@ from ..ir.effects import Share, call_of, call_operands, operand_index
 from ..ir.exprs import Call, Const, Var, VarRef, const_shape
 from ..ir.stmts import Stmt
 from ..ir.types import TileType
-from .calls import (call_result_written, callee_name, param_uses, part_of_window,
+from .calls import (call_result_written, callee_name, own_uses, param_uses, part_of_window,
                     passed_window, returned_param, role_of)
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
@@ -209,6 +209,8 @@ class CallUses:
             dims = const_shape(a.var.type)
             if ctx not in _VALUE_NEEDS or dims is None or len(dims) != 2:
                 continue
+            if ctx is ops.Role.COLX and "colx" not in own_uses(self.program, call.op, idx):  # type: ignore[arg-type]
+                continue  # (its col_expand uses are the callers' of the tile it returns)
             leaf = self.base(a.var)
             zero = self.idx(Const(0))
             n = self.number()
