@@ -78,7 +78,8 @@ def _uses(program: Program, op: str, index: int, seen: frozenset) -> frozenset[s
 
 def own_uses(program: Program, op: str, index: int) -> frozenset[str]:
     """What the program function called as ``op`` itself does with its parameter ``index``
-    (:func:`param_uses` without what its callers do with a value it returns)."""
+    (:func:`param_uses` without what its callers do with a value it returns), and
+    ``colx-part`` when it col_expands a window of it (not only the tile itself)."""
     def compute() -> frozenset[str]:
         name = callee_name(op)
         sums = call_summaries(program)
@@ -125,6 +126,8 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
                 # too; a window at another row than 0 needs it dense (``sliced``)
                 got = _operand_use(program, call.op, k, seen, own=not returns)
                 uses |= got if a.var in kept else got - {"colx"}
+                if not returns and "colx" in got and a.var in kept:
+                    uses.add("colx-part")  # (a window of it col_expanded: :func:`own_uses`)
     for s in walk(fn.body) if returns else ():
         if isinstance(s, ReturnStmt):
             for i, e in enumerate(s.values):

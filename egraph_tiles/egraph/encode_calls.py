@@ -145,10 +145,18 @@ class CallUses:
         decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
         use, or a col_expand use together with a vector use or write ``CALL`` (dense and
         aligned), or ``PASS`` when all it does is hand one window of the tile back; a col_expand
-        use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
+        use ``COLX``; anything else (vector use, write, reads) ``ORD``.  Of a function that
+        returns the tile itself, only what it does with it counts."""
         if not self.is_program_call(op) or index is None:
             return operand_context(op, index)
-        role = role_of(self.callee_uses(op, index))
+        uses = self.callee_uses(op, index)
+        if self.returned_param(op) == index:
+            # (it returns the tile itself: the caller's uses of the result are uses of the
+            # window there, checked where they are; only what the function itself does counts)
+            uses = own_uses(self.program, op, index) - {"colx-part"}  # type: ignore[arg-type]
+            if not uses:
+                return None  # (it does nothing with it: the window is passed as it is)
+        role = role_of(uses)
         if role in (ops.Role.CALL, ops.Role.ORD, ops.Role.COLX) \
                 and passed_window(self.program, op, index) is not None:
             return ops.Role.PASS  # (it only hands a window of the tile back)
@@ -209,8 +217,14 @@ class CallUses:
             dims = const_shape(a.var.type)
             if ctx not in _VALUE_NEEDS or dims is None or len(dims) != 2:
                 continue
-            if ctx is ops.Role.COLX and "colx" not in own_uses(self.program, call.op, idx):  # type: ignore[arg-type]
-                continue  # (its col_expand uses are the callers' of the tile it returns)
+            if ctx is ops.Role.COLX:
+                own = own_uses(self.program, call.op, idx)  # type: ignore[arg-type]
+                # (its col_expand uses are the callers' of the tile it returns; the tile itself
+                # col_expanded is materialized lazily only if it may still be a slice, not a
+                # transpose_view of one: ir.storage kept_origins)
+                if "colx" not in own or "colx-part" not in own \
+                        and not self.storage.kept_origins.get(a.var):  # type: ignore[union-attr]
+                    continue
             leaf = self.base(a.var)
             zero = self.idx(Const(0))
             n = self.number()

@@ -760,3 +760,19 @@ return out
     for piece in ("'tv' is passed to self.whole at line 12", "and hands back a window of it",
                   "(slice 'w' at line 10, then the view tile.transpose_view)"):
         assert piece in msg, (piece, msg)
+
+
+def test_window_passed_through_a_function_returning_it_is_judged_where_its_caller_uses_it():
+    # ident does nothing with w but return it: r is w itself, and row1 hands back row 1 of it,
+    # row 2 of root, 96 B in, where the write lands
+    ident = f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def ident(self, t: {W28}) -> {W28}:
+        return t
+"""
+    text = root12(f"w: {W28} = pl.tile.slice(root, [2, 8], [1, 0])\na: {W28} = self.ident(w)\n"
+                  f"r: {T11} = self.row1(a)\nr2: {T11} = pl.tile.assemble(r, pt, [0, 0])",
+                  ident + ROW1)
+    prog = et.parse_program(text)
+    et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
+    assert on_hardware(text) == (None, None)
