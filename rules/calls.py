@@ -12,7 +12,7 @@ window: another use of the same window kept as a view (a plain alias of it, say)
 about the copy made for the call.
 
 A window passed to a function that does nothing with the tile but hand one constant window of
-it back (``egraph.calls.passed_window``; use context PASS) needs nothing of its own address:
+it back (``egraph.calls.passed_window``; use context HAND_BACK) needs nothing of its own address:
 the callee judged no address of the tile, and the one address that matters is the window handed
 back, which the caller then reads in vector ops or writes in place.  The encoder states that
 window at its real address, ``(PassWin w n need)`` with ``n = (Win w r c h wd)`` (the callee's
@@ -21,16 +21,16 @@ own pitch) and ``need`` what the callers' uses of the result need of it: an alig
 (vector reads, writes), an identity copy (col_expand) or both; the argument stays a view when
 ``n`` is proven so, as a window used that way in the caller would be.
 A dense, aligned argument stays a view as for CALL; otherwise it is copied for the call
-(``rules.checks`` ``pass-operand-extract``), which a write through the result then rejects.
+(``rules.checks`` ``hand-back-operand-extract``), which a write through the result then rejects.
 The encoder states at most one such window per argument window: a second call handing back
 another window of it gets the CALL context.
 
 A value that is no window but names part of one (a ``transpose_view`` of a window, a window a
 function handed back, ...) passed where the function reads its tile as one of its own (CALL /
-PASS) cannot be copied by the pass (it is no slice), so it must be the tile the function
+HAND_BACK) cannot be copied by the pass (it is no slice), so it must be the tile the function
 assumes: the encoder states it as a full-extent window of its own leaf, whose facts are its
 storage's (``ir.storage``: pitch, buffer start, row-major or not), ``(CallValueUse k n need)``
-(and, for PASS, the window handed back, ``(CallValueHandedBack k p need)``).  ``CallValueProven``
+(and, for HAND_BACK, the window handed back, ``(CallValueHandedBack k p need)``).  ``CallValueProven``
 (0 at load, 1 once one of them fits: an identity copy, at an aligned address unless the function
 only col_expands it; a handed-back window over a row-major leaf fitting its callers' uses) is
 read after saturation: no proof is a ``CallValueViolation`` (reject:
@@ -43,7 +43,7 @@ the window's use where it escapes into it already needs it dense and aligned, or
 from egraph_tiles.ir.ops import Role
 from egraph_tiles.ir.target import ALIGN_BITS
 
-PASS = Role.PASS.egg
+HAND_BACK = Role.HAND_BACK.egg
 
 RULES = f"""
 (relation PassWin (Tile Tile String))
@@ -58,12 +58,12 @@ RULES = f"""
 (rule ((HandedBackFits n "align") (HandedBackFits n "identity")) ((HandedBackFits n "both"))
       :ruleset legality :name "handed-back-window-both")
 ; the window the callee hands back fits its callers' uses where it lies: the argument stays a view
-(rule ((= u (Use w ctx)) (= ctx {PASS}) (PassWin w n need) (HandedBackFits n need))
-      ((union u (Keep w ctx))) :ruleset views :name "pass-returned-window-view")
+(rule ((= u (Use w ctx)) (= ctx {HAND_BACK}) (PassWin w n need) (HandedBackFits n need))
+      ((union u (Keep w ctx))) :ruleset views :name "hand-back-returned-window-view")
 ; a dense argument at an aligned address is exactly the tile the callee assumed
-(rule ((= u (Use w ctx)) (= ctx {PASS}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
+(rule ((= u (Use w ctx)) (= ctx {HAND_BACK}) (IdentityCopy w) (MemOf w "Vec") (= am (AddrMult w))
        (= (% am {ALIGN_BITS}) 0))
-      ((union u (Keep w ctx))) :ruleset views :name "pass-dense-aligned-view")
+      ((union u (Keep w ctx))) :ruleset views :name "hand-back-dense-aligned-view")
 (relation CallValueUse (i64 Tile String))
 (relation CallValueHandedBack (i64 Tile String))
 (function CallValueProven (i64) i64 :merge (max old new))
@@ -99,7 +99,7 @@ LOAD = """
 (rule ((CallHandedRow k p need)) ((CallValueHandedBack k (NT p) need) (HandedBack (NT p) need))
       :ruleset load :name "load-call-value-handed-back")
 (relation PassWinRow (i64 i64 String))
-(rule ((PassWinRow w n need)) ((PassWin (NT w) (NT n) need) (HandedBack (NT n) need)) :ruleset load :name "load-pass-window")
+(rule ((PassWinRow w n need)) ((PassWin (NT w) (NT n) need) (HandedBack (NT n) need)) :ruleset load :name "load-hand-back-window")
 (relation CallKeepRow (i64))
 (rule ((CallKeepRow k)) ((CallWriteUse k) (set (UseKept k) 0)) :ruleset load :name "load-call-keep-use")
 """

@@ -157,7 +157,7 @@ _CALL_NEEDS = {
     Role.COLX: dict(need="its lazy col_expand materialization is an identity copy (a constant "
                          "offset, one row or the full width)", fix=", make it one row or the "
                                                                     "full width"),
-    Role.PASS: dict(need=f"the window the function hands back of it is {ALIGN_BYTES}-byte "
+    Role.HAND_BACK: dict(need=f"the window the function hands back of it is {ALIGN_BYTES}-byte "
                          "aligned where it lies (the window's offset plus the function's, at the "
                          f"window's pitch), or the window is dense at a {ALIGN_BYTES}-byte "
                          "aligned address", fix=""),

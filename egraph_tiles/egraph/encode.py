@@ -39,7 +39,7 @@ _ORD, _COLX = ops.Role.ORD, ops.Role.COLX
 _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
-_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL, ops.Role.PASS))
+_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL, ops.Role.HAND_BACK))
 #: the use slots of a call's operands
 _ARGS = frozenset(("arg", "kwarg"))
 _DENSE_LIKE = frozenset((ops.Role.DENSE,))
@@ -106,7 +106,7 @@ class Encoder(CallUses, StmtVisitor):
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
         self._returned: dict[str, int | None] = {}
         self._contexts: dict[tuple[str, int | None], ops.Role | None] = {}
-        #: window tile term -> the window a program function hands back of it (PASS context:
+        #: window tile term -> the window a program function hands back of it (HAND_BACK context:
         #: :meth:`pass_context`)
         self._passed: dict[int, tuple] = {}
         #: the values that name part of a window other than through an escape
@@ -359,7 +359,7 @@ class Encoder(CallUses, StmtVisitor):
             if w is None:
                 return
             tile = w.key
-        if ctx is ops.Role.PASS:
+        if ctx is ops.Role.HAND_BACK:
             ctx = self.pass_context(stmt, var, tile)
         escape = None
         if ctx is _ORD and self.storage is not None and slot[0] in _ESCAPES \
@@ -368,7 +368,7 @@ class Encoder(CallUses, StmtVisitor):
         self._n = name = self._n + 1
         self._rows["UseRow"].append((name, tile, ctx))
         site = UseSite(name, stmt, slot, var, w, ctx,
-                       self._passed.get(tile) if ctx is ops.Role.PASS else None)
+                       self._passed.get(tile) if ctx is ops.Role.HAND_BACK else None)
         enc.uses.append(site)
         enc.roots.append((("R", name), site))
         if escape is not None:
@@ -394,7 +394,7 @@ class Encoder(CallUses, StmtVisitor):
         would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
         rejection); a reshape reads it from its first element as a dense tile (``DENSE``: dense
         and aligned, or copied here); a program function that reads the tile as one of its own
-        (windows of it at its own pitch, a reshape: ``CALL`` / ``PASS``) needs it dense and
+        (windows of it at its own pitch, a reshape: ``CALL`` / ``HAND_BACK``) needs it dense and
         aligned just the same (``CALL``: the value it gets is no window, so nothing is checked
         at the call itself).  Otherwise an ordinary use."""
         t = w.var.type

@@ -18,7 +18,7 @@ from .encoding import RawSliceUse, WriteSite
 
 #: what a program function that reads a tile as one of its own needs of a value passed to it
 #: (``rules.calls`` ``CallValueRow``): dense and aligned, or (a col_expand use only) dense
-_VALUE_NEEDS = {ops.Role.CALL: "both", ops.Role.PASS: "both", ops.Role.COLX: "identity"}
+_VALUE_NEEDS = {ops.Role.CALL: "both", ops.Role.HAND_BACK: "both", ops.Role.COLX: "identity"}
 
 #: a use context not read yet (:meth:`CallUses.context`; None is a context: no use)
 _UNKNOWN = object()
@@ -144,7 +144,7 @@ class CallUses:
         """The use context of an operand.  For a program function, what it does with the tile
         decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
         use, or a col_expand use together with a vector use or write ``CALL`` (dense and
-        aligned), or ``PASS`` when all it does is hand one window of the tile back; a col_expand
+        aligned), or ``HAND_BACK`` when all it does is hand one window of the tile back; a col_expand
         use ``COLX``; anything else (vector use, write, reads) ``ORD``.  Of a function that
         returns the tile itself, only what it does with it counts."""
         if not self.is_program_call(op) or index is None:
@@ -159,7 +159,7 @@ class CallUses:
         role = role_of(uses)
         if role in (ops.Role.CALL, ops.Role.ORD, ops.Role.COLX) \
                 and passed_window(self.program, op, index) is not None:
-            return ops.Role.PASS  # (it only hands a window of the tile back)
+            return ops.Role.HAND_BACK  # (it only hands a window of the tile back)
         return role
 
     def raw_call_uses(self, stmt: Stmt, call: Call) -> None:
@@ -170,7 +170,7 @@ class CallUses:
         # (a function that only hands a window of it back: what that window needs where it
         # lies is checked by :meth:`call_values`)
         handed = {k for k, a in call_operands(call) if self.value_checked(call, k, a)
-                  and self.context(call.op, k if isinstance(k, int) else None) is ops.Role.PASS}
+                  and self.context(call.op, k if isinstance(k, int) else None) is ops.Role.HAND_BACK}
         colx = {k for k, _ in call_operands(call) if k not in handed
                 and self.callee_uses(call.op, k) & {"colx", "opaque"}}
         vec = {k for k, _ in call_operands(call) if k not in handed
@@ -182,7 +182,7 @@ class CallUses:
 
     def pass_context(self, stmt: Stmt, var: Var, window: int) -> ops.Role:
         """The context of window operand ``var`` (tile term ``window``) of ``stmt``, a call of a
-        program function that only hands a window of the tile back (``PASS``): the window
+        program function that only hands a window of the tile back (``HAND_BACK``): the window
         handed back stated at its real address, ``(PassWin w n)`` (``rules.calls``), or
         ``CALL`` when another call already handed back another window of the same window (the
         ``Use`` of a window in a context is one term for every such use)."""
@@ -195,24 +195,24 @@ class CallUses:
         (h, wd), (r, c), need = got
         prev = self._passed.get(window)
         if prev is not None:
-            return ops.Role.PASS if prev == got else ops.Role.CALL
+            return ops.Role.HAND_BACK if prev == got else ops.Role.CALL
         self._passed[window] = got
         n = self.number()
         self.row("WinRow", n, window, self.idx(Const(r)), self.idx(Const(c)), h, wd)
         self._rows["PassWinRow"].append((window, n, need))
-        return ops.Role.PASS
+        return ops.Role.HAND_BACK
 
     def call_values(self, stmt: Stmt, call: Call) -> None:
         """Each tile operand of a program function call that is no window but names part of one
         (:func:`part_of_window`) and that the function reads as a tile of its own (CALL /
-        PASS, or COLX: windows of it col_expanded) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
-        for PASS, the window handed back of it, ``(CallHandedRow k p)`` (``rules.calls``)."""
+        HAND_BACK, or COLX: windows of it col_expanded) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
+        for HAND_BACK, the window handed back of it, ``(CallHandedRow k p)`` (``rules.calls``)."""
         for k, a in call_operands(call):
             if not self.value_checked(call, k, a):
                 continue
             idx = k if isinstance(k, int) else operand_index(call, k)
             ctx = self.context(call.op, idx if isinstance(idx, int) else None)
-            if ctx is not ops.Role.PASS and a.var in self._raw:  # type: ignore[attr-defined]
+            if ctx is not ops.Role.HAND_BACK and a.var in self._raw:  # type: ignore[attr-defined]
                 continue  # (a valid_shape / drop_dims slice itself: raw_call_uses)
             dims = const_shape(a.var.type)
             if ctx not in _VALUE_NEEDS or dims is None or len(dims) != 2:
@@ -232,7 +232,7 @@ class CallUses:
             key = self.number()
             self._rows["CallValueRow"].append((key, n, _VALUE_NEEDS[ctx]))
             got = passed_window(self.program, call.op, idx) \
-                if ctx is ops.Role.PASS and isinstance(idx, int) else None  # type: ignore[arg-type]
+                if ctx is ops.Role.HAND_BACK and isinstance(idx, int) else None  # type: ignore[arg-type]
             if got is not None:
                 (h, wd), (r, c), need = got
                 m = self.number()
@@ -244,7 +244,7 @@ class CallUses:
     def raw_reach(self, raw: Var) -> set[Var]:
         """The values that may name the valid_shape / drop_dims slice ``raw`` other than only
         through a window a program function hands back of it (a ``CALL`` edge of a call that
-        gives the argument the PASS context, whose window :meth:`call_values` checks where it
+        gives the argument the HAND_BACK context, whose window :meth:`call_values` checks where it
         lies for what the callers' uses need)."""
         got = self._raw_reach.get(raw)
         if got is None:
@@ -264,7 +264,7 @@ class CallUses:
 
     def handed_back_edge(self, e) -> bool:
         """Whether storage edge ``e`` is a program function call's result sharing an argument
-        the call gives the PASS context and :meth:`call_values` checks."""
+        the call gives the HAND_BACK context and :meth:`call_values` checks."""
         if e.kind is not Share.CALL:
             return False
         call = call_of(e.stmt)
@@ -274,7 +274,7 @@ class CallUses:
             if type(a) is VarRef and a.var is e.src:
                 idx = k if isinstance(k, int) else operand_index(call, k)
                 return isinstance(idx, int) and self.value_checked(call, k, a) \
-                    and self.context(call.op, idx) is ops.Role.PASS
+                    and self.context(call.op, idx) is ops.Role.HAND_BACK
         return False
 
     def value_checked(self, call: Call, k: int | str, a) -> bool:

@@ -54,7 +54,7 @@ class UseSite:
     var: Var
     window: Window
     ctx: ops.Role
-    #: (PASS only) the window the called function hands back of it: ``((rows, cols), (row
+    #: (HAND_BACK only) the window the called function hands back of it: ``((rows, cols), (row
     #: offset, column offset))`` in the operand
     passed: tuple | None = None
 

@@ -36,7 +36,7 @@ _CALLEE = {
     ops.Role.CALL.value: "it reads the tile as one of its own (windows of it, a reshape, an "
                          "opaque op): kept only dense and aligned",
     ops.Role.CUBE_CALL.value: "a matmul operand",
-    ops.Role.PASS.value: "it only hands a window of the tile back: kept when that window is "
+    ops.Role.HAND_BACK.value: "it only hands a window of the tile back: kept when that window is "
                          "aligned at its address here, or dense and aligned",
     ops.Role.COLX.value: "a col_expand operand",
     ops.Role.ORD.value: "an operand it reads or writes in place",

@@ -329,7 +329,7 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
                                     z3.Or(a[0].rows == 1, a[0].cols == _root_pitch(a[0].root))),
     "DenseUse": lambda k, a, v: z3.Or(a[0] == z3.StringVal(Role.CALL),
                                       a[0] == z3.StringVal(Role.DENSE),
-                                      a[0] == z3.StringVal(Role.PASS)),
+                                      a[0] == z3.StringVal(Role.HAND_BACK)),
     "cost_table_Copy": lambda k, a, v: v == tdiv(a[0].rows * a[0].cols * _root_bits(a[0].root), 8),
     # rules/affine.py interval bounds
     "lin_lo": lambda k, a, v: v <= a[0], "lin_hi": lambda k, a, v: a[0] <= v,
@@ -380,7 +380,7 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
                         # (or one that only hands a window of it back: ``rules.calls``'s view of
                         # that window, at its real address, reads a fact not modelled here)
                         z3.If(z3.Or(ctx == z3.StringVal(Role.CALL),
-                                    ctx == z3.StringVal(Role.PASS)), z3.Or(
+                                    ctx == z3.StringVal(Role.HAND_BACK)), z3.Or(
                             mem != z3.StringVal("Vec"),
                             z3.And(colx_ok, divides(NUM.val(ALIGN_BITS), addr(t)))),
                         # the operand of a reshape / reinterpret_view: dense and aligned
