@@ -51,15 +51,19 @@ from egraph_tiles.ir.ops import Role
 from egraph_tiles.ir.target import ALIGN_BITS
 from egraph_tiles.rules.sorts import row
 
-ORD, CALL, CUBE_CALL, DENSE = Role.ORD.egg, Role.CALL.egg, Role.CUBE_CALL.egg, Role.DENSE.egg
+ORD, CALL, CUBE_CALL, DENSE, HAND_BACK = (r.egg for r in (Role.ORD, Role.CALL, Role.CUBE_CALL,
+                                                      Role.DENSE, Role.HAND_BACK))
 DENSE_PASS = Role.DENSE_PASS.egg
 
 #: the contexts that read an operand as a dense tile of its own (``DenseUse``), each with the
-#: names of its copy rule and of the rule keeping a non-Vec window (``_dense_rules``)
+#: names of its copy rule and of the rule keeping a non-Vec window (``_dense_rules``); a
+#: program function that only hands a window of it back (HAND_BACK) is one too, with a view rule of
+#: its own (``rules.calls``)
 DENSE_CONTEXTS = ((CALL, "call-operand-extract", "keep-non-vec-call-window"),
                   (DENSE, "reshape-operand-extract", "keep-non-vec-reshape-window"),
                   (DENSE_PASS, "passed-reshape-operand-extract",
-                   "keep-non-vec-passed-reshape-window"))
+                   "keep-non-vec-passed-reshape-window"),
+                  (HAND_BACK, "hand-back-operand-extract", "keep-non-vec-hand-back-window"))
 
 
 def _dense_rules(ctx: str, copy: str, keep: str) -> str:

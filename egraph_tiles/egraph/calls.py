@@ -43,8 +43,8 @@ from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
 
-__all__ = ["PREFIX", "callee_name", "param_uses", "result_uses", "result_written",
-           "returned_param", "role_of", "whole_source"]
+__all__ = ["PREFIX", "call_result_written", "callee_name", "param_uses", "own_uses",
+           "part_of_window", "passed_window", "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
 
 
 def param_uses(program: Program, op: str, index: int | str) -> frozenset[str]:
@@ -68,19 +68,46 @@ def _uses(program: Program, op: str, index: int | str, seen: frozenset) -> froze
         fn = program.function(name) if name is not None else None
     except KeyError:
         fn = None
-    if fn is not None and isinstance(index, str):  # (a keyword argument: its parameter)
-        index = next((i for i, p in enumerate(fn.params) if p.var.name == index), len(fn.params))
-    if fn is None or index >= len(fn.params):  # type: ignore[operator]
+    index = _param_index(fn, index)
+    if fn is None or index >= len(fn.params):
         return frozenset({"opaque"})
     if (name, index) in seen:  # a recursive call: what the other frames do is collected there
         return frozenset()
     seen = seen | {(name, index)}
     return _value_uses(program, fn, call_summaries(program).effects(fn),  # type: ignore[union-attr]
-                       fn.params[index].var, seen)  # type: ignore[index]
+                       fn.params[index].var, seen)
+
+
+def _param_index(fn: Function | None, index: int | str) -> int:
+    """The position of parameter ``index`` of ``fn``: a keyword argument's by its name (past
+    the last when ``fn`` has none of that name)."""
+    if isinstance(index, int):
+        return index
+    names = [p.var.name for p in fn.params] if fn is not None else []
+    return names.index(index) if index in names else len(names)
+
+
+def own_uses(program: Program, op: str, index: int | str) -> frozenset[str]:
+    """What the program function called as ``op`` itself does with its parameter ``index``
+    (:func:`param_uses` without what its callers do with a value it returns), and
+    ``colx-part`` when it col_expands a window of it (not only the tile itself)."""
+    def compute() -> frozenset[str]:
+        name = callee_name(op)
+        sums = call_summaries(program)
+        try:
+            fn = program.function(name) if name is not None else None
+        except KeyError:
+            fn = None
+        k = _param_index(fn, index)
+        if fn is None or k >= len(fn.params):
+            return frozenset({"opaque"})
+        return _value_uses(program, fn, sums.effects(fn),  # type: ignore[union-attr]
+                           fn.params[k].var, frozenset({(name, k)}), returns=False)
+    return _memo(program, ("own", op, index), compute)
 
 
 def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Var],
-                seen: frozenset) -> frozenset[str]:
+                seen: frozenset, returns: bool = True) -> frozenset[str]:
     """How ``fn`` (its effects ``fx``) uses the tile ``param`` (see the module docstring): what
     the ops and calls it reaches do with it, the windows taken of it, and, when ``fn`` returns
     it or a window of it, what its callers do with the result (a window at row 0 starts at the
@@ -102,16 +129,18 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
             if not isinstance(a, VarRef):
                 continue
             if a.var in same:
-                got = _operand_use(program, call.op, k, seen)
+                got = _operand_use(program, call.op, k, seen, own=not returns)
                 uses |= got if a.var in kept else got - {"colx"}
             elif a.var in part:
                 # a window (or a view of one) of the tile: the callee judged it assuming the
                 # tile is its own dense, aligned tile, so what it does with the window (a write
                 # into it, a col_expand of it, a vector read of it, ...) needs the argument so
                 # too; a window at another row than 0 needs it dense (``sliced``)
-                got = _operand_use(program, call.op, k, seen)
+                got = _operand_use(program, call.op, k, seen, own=not returns)
                 uses |= got if a.var in kept else got - {"colx"}
-    for s in walk(fn.body):
+                if not returns and "colx" in got and a.var in kept:
+                    uses.add("colx-part")  # (a window of it col_expanded: :func:`own_uses`)
+    for s in walk(fn.body) if returns else ():
         if isinstance(s, ReturnStmt):
             for i, e in enumerate(s.values):
                 if isinstance(e, VarRef) and e.var in part:
@@ -122,6 +151,100 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
                                        seen) - {"acc", "write"}
                     uses |= got if e.var in kept else got - {"colx"}
     return frozenset(uses)
+
+
+def passed_window(program: Program, op: str, index: int | str
+                  ) -> tuple[tuple[int, int], tuple[int, int], str] | None:
+    """The one window the program function called as ``op`` hands back of its tile parameter
+    ``index``, when it does nothing else with the tile: no op or call reads or writes anything
+    made from it but constant plain slices of it, one of which (a chain of such slices and
+    aliases, at constant offsets) it returns, once (its result or one element of its returned
+    tuple), to callers that only read the result in vector ops, write it in place or
+    col_expand it.  The window's shape, its offsets in the parameter and what the callers' uses
+    need of it where it lies: ``"align"`` (vector reads, writes: an aligned address),
+    ``"identity"`` (col_expand: its lazy materialization an identity copy) or ``"both"``; None
+    otherwise.
+
+    The callee then judges nothing about the tile itself: where the caller passes a window,
+    the one thing that needs an address is the window handed back, and the caller judges it at
+    its real address, the argument's offset plus the callee's offsets at the argument's own
+    pitch (``rules.calls``), not at the address the callee assumed (its parameter dense and
+    aligned)."""
+    return _memo(program, ("passed", op, index), lambda: _passed(program, op, index))
+
+
+def _passed(program: Program, op: str, index: int | str
+            ) -> tuple[tuple[int, int], tuple[int, int], str] | None:
+    name = callee_name(op)
+    sums = call_summaries(program)
+    summary = sums.get(name) if name is not None else None  # type: ignore[union-attr]
+    if summary is None:
+        return None
+    fn = program.function(name)  # type: ignore[arg-type]
+    index = _param_index(fn, index)
+    if index >= len(fn.params):
+        return None
+    t = fn.params[index].var
+    if not isinstance(t.type, TileType):
+        return None
+    part = _derived(sums.effects(fn), {t})  # type: ignore[union-attr]
+    for s in walk(fn.body):
+        call = call_of(s)
+        if call is None:
+            continue
+        if any(isinstance(a, VarRef) and a.var in part for _, a in call_operands(call)):
+            w = constant_window(call)
+            if w is None or None in w[2]:
+                return None
+    found = [(i, r) for i, res in enumerate(summary.results) for r in res if r.param == index]
+    if len(found) != 1:
+        return None
+    element, r = found[0]
+    if r.whole or r.window is None or None in r.window[1]:
+        return None
+    uses = result_uses(program, name, element if len(summary.results) > 1 else None)  # type: ignore[arg-type]
+    if not uses or not uses <= {"vector", "write", "colx"}:
+        return None
+    align, ident = bool(uses & {"vector", "write"}), "colx" in uses
+    return (*r.window, "both" if align and ident else "align" if align else "identity")  # type: ignore[return-value]
+
+
+#: storage edges along which a window reaches a value whose use where it escapes is checked
+#: for what the value's consumers need (``egraph.encode`` ``escape_context``: carries, merges,
+#: write-backs, same-layout views), or which a reshape's own operand use makes dense and aligned
+_ESCAPE_KINDS = frozenset((Share.ALIAS, Share.LOOP_INIT, Share.LOOP_BACK, Share.LOOP_RESULT,
+                           Share.IF_RESULT, Share.WRITEBACK))
+
+
+def part_of_window(fx: Effects) -> set[Var]:
+    """The values of the function (effects ``fx``) that may name part of a window (the result
+    of a ``tile.slice``) along a route with at least one storage edge the window's escape uses
+    do not check: a view that lays the elements out anew without reading them as a dense tile
+    (``transpose_view``), a program function's result, an edge of a kind the analysis does
+    not model.  A program function given such a value as a tile of its own needs it checked
+    at the call (``rules.calls`` ``call-value-violation``)."""
+    windows = [e.dst for e in fx.edges if e.kind is Share.SLICE]
+    if not windows:
+        return set()
+    by_src: dict[Var, list] = {}
+    for e in fx.edges:
+        if e.kind is not Share.SLICE:
+            by_src.setdefault(e.src, []).append(e)
+    seen = {(w, False) for w in windows}
+    todo = list(seen)
+    out: set[Var] = set()
+    while todo:
+        v, flagged = todo.pop()
+        for e in by_src.get(v, ()):
+            handled = e.kind in _ESCAPE_KINDS or e.kind is Share.VIEW and (
+                same_layout(e) or _relayout(e.stmt))
+            state = (e.dst, flagged or not handled)
+            if state not in seen:
+                seen.add(state)
+                todo.append(state)
+                if state[1]:
+                    out.add(e.dst)
+    return out
 
 
 def _derived(fx: Effects, starts: set[Var], kept: bool = False) -> set[Var]:
@@ -212,11 +335,13 @@ def returned_param(program: Program, op: str) -> int | None:
     return r.param if r.whole else None
 
 
-def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset) -> set[str]:
+def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset,
+                 own: bool = False) -> set[str]:
     op = ops.lookup(op_name)
     if op is None:
         if callee_name(op_name) is not None:
-            return set(_uses(program, op_name, k, seen))
+            # (``own``: what that function itself does, not its callers with its result)
+            return set(own_uses(program, op_name, k) if own else _uses(program, op_name, k, seen))
         return {"opaque"}
     out: set[str] = set()
     if k == op.reuses_arg:
@@ -271,18 +396,21 @@ def _result_written(program: Program, name: str, seen: frozenset) -> bool:
     return False
 
 
-def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> bool:
+def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> str | None:
     """Whether, after the call ``s`` (from the start of the outermost loop around it), the
     caller writes through its result, or writes the storage the result shares and reads the
-    result after that write: a copy returned in place of the window would then miss the write."""
+    result after that write: a copy returned in place of the window would then miss the write.
+    The write (or the stale read) in words, else None."""
     p = fx.point(s)
     lo = p.loops[0] if p.loops else p.pos
     part = _derived(fx, results)
     after = [w for w in fx.writes if w.point > lo and fx.same_storage(w.var, s.target)]
     if not after:
-        return False
-    if any(w.var in part for w in after):
-        return True
+        return None
+    through = next((w for w in after if w.var in part), None)
+    if through is not None:
+        return (f"{through.op} at line {through.stmt.span.line} writes through its result "
+                f"({through.var.name!r}), which shares the window's storage")
     for q in range(lo + 1, fx.size + 1):
         t = fx.stmt_at(q)
         if t is s or not any(v in part for e in stmt_exprs(t) for v in free_vars(e)):
@@ -291,8 +419,26 @@ def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> bool:
         # around the call precedes the read's next trip; a call inside a loop: any write in
         # it, whatever the order, as a carried result is read on the next trip)
         if p.loops or fx.written_before_use(s.target, p.pos, p.loops, t):
-            return True
-    return False
+            return (f"line {t.span.line} reads its result (which shares the window's storage) "
+                    "after the window is written")
+    return None
+
+
+def call_result_written(fx: Effects, s, var: Var, edges) -> str | None:
+    """Whether the result of the program function call ``s`` (``edges``: the statement's
+    storage edges) may share the storage of its operand ``var`` and the caller then writes
+    through the result, or reads it after writing that storage (:func:`_stale_or_written`,
+    over the result and the tuple elements read from it): a copy of ``var`` passed in its
+    place would take the write, or miss it.  The write in words, else None."""
+    if not isinstance(s, AssignStmt) or not any(
+            e.kind is Share.CALL and e.src is var and e.dst is s.target for e in edges):
+        return None
+    results = {s.target}
+    for t in fx.stmts:  # (``x = pair[k]``: the elements of a tuple result)
+        if isinstance(t, AssignStmt) and isinstance(t.value, TupleItem) \
+                and isinstance(t.value.value, VarRef) and t.value.value.var is s.target:
+            results.add(t.target)
+    return _stale_or_written(fx, s, results)
 
 
 def whole_source(edges, target: Var) -> Var | None:

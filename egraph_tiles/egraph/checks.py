@@ -9,7 +9,8 @@ from typing import Callable
 
 from .bindings import eb
 
-from egraph_tiles.rules.checks import VIOLATIONS
+from egraph_tiles.rules import calls as call_rules
+from egraph_tiles.rules.checks import VIOLATIONS as CHECKS
 
 from ..ir import ops
 from ..ir.effects import call_of
@@ -19,7 +20,7 @@ from ..ir.stmts import AssignStmt, Function
 from ..ir.target import ALIGN_BYTES, aligned_step
 from ..ir.types import TileType
 from .calls import callee_name
-from .encoding import Encoding, RawSliceUse, UseSite, Window
+from .encoding import Encoding, RawSliceUse, UseSite, Window, WriteSite
 from .schedule import SPAN, has_fact
 
 
@@ -154,6 +155,47 @@ def _unclassified(fn: Function, enc: Encoding, eg: eb.EGraph, w: Window) -> dict
             "op_line": x.stmt.span.line}
 
 
+def _call_value(fn: Function, enc: Encoding, eg: eb.EGraph, site: WriteSite) -> dict[str, object]:
+    st = enc.storage
+    froms = sorted((w for w in enc.windows if st is not None and st.route(w.var, site.var)),
+                   key=lambda w: w.stmt.span.line)
+    route = (f"slice {froms[0].var.name!r} at line {froms[0].stmt.span.line}, then "
+             f"{st.route(froms[0].var, site.var)}" if froms and st is not None
+             else "a window")
+    defs = st.fx.defs.get(site.var) if st is not None else None
+    made = call_of(st.fx.stmt_at(defs[0])) if defs else None  # type: ignore[union-attr]
+    if made is not None and made.op == "tile.slice":
+        route = (f"a valid_shape / drop_dims slice at line {st.fx.stmt_at(defs[0]).span.line}, which the pass "
+                 "never copies")
+    handed = " and hands back a window of it" if site.key in enc.call_handed else ""
+    return dict(where=site.stmt.span, fn=fn.name, operand=site.var.name, op=site.op,
+                op_line=site.stmt.span.line, align_bytes=ALIGN_BYTES, route=route, handed=handed)
+
+
+def _call_write(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> dict[str, object]:
+    call = call_of(site.stmt)
+    return {**_fields(fn, enc, site.window.stmt, site.var),
+            "op": call.op if call is not None else "a function", "op_line": site.stmt.span.line,
+            "how": enc.call_keep[site.key], **_CALL_NEEDS.get(site.ctx, _CALL_NEEDS[None])}
+
+
+#: what a program function's use of a tile asks of a window kept as a view (its use context,
+#: ``egraph.calls.role_of``), and the matching advice
+_CALL_NEEDS = {
+    Role.CALL: dict(need=f"it is dense (one row or the full width) at a {ALIGN_BYTES}-byte aligned address "
+                         "(the function reads the tile as one of its own: windows of it at its "
+                         "own pitch, a reshape, an opaque op)", fix=", make it dense"),
+    Role.COLX: dict(need="its lazy col_expand materialization is an identity copy (a constant "
+                         "offset, one row or the full width)", fix=", make it one row or the "
+                                                                    "full width"),
+    Role.HAND_BACK: dict(need=f"the window the function hands back of it is {ALIGN_BYTES}-byte "
+                         "aligned where it lies (the window's offset plus the function's, at the "
+                         f"window's pitch), or the window is dense at a {ALIGN_BYTES}-byte "
+                         "aligned address", fix=""),
+    None: dict(need=f"its address is {ALIGN_BYTES}-byte aligned", fix=""),
+}
+
+
 Fields = Callable[[Function, Encoding, eb.EGraph, object], dict[str, object]]
 
 #: violation relation -> (the sites it is keyed by, in program order; their message fields)
@@ -169,7 +211,14 @@ SITES: dict[str, tuple[Callable[[Encoding], list], Fields]] = {
                              _stale_escape),
     "EscapeViewViolation": (lambda enc: [u for u in enc.uses if u.key in enc.view_only],
                             _escape_view),
+    "CallWriteViolation": (lambda enc: [u for u in enc.uses if u.key in enc.call_keep],
+                           _call_write),
+    "CallValueViolation": (lambda enc: enc.call_values, _call_value),
 }
+
+
+#: every violation relation -> (its rule, its message), in the order they are reported
+VIOLATIONS = {**CHECKS, **call_rules.VIOLATIONS}
 
 
 def raise_violations(fn: Function, enc: Encoding, eg: eb.EGraph) -> None:

@@ -40,7 +40,9 @@ _DENSE, _DENSE_PASS = ops.Role.DENSE, ops.Role.DENSE_PASS
 _LEFT, _RIGHT = ops.Role.LEFT, ops.Role.RIGHT
 #: the consumer roles that read a value as a matmul operand, or materialize it as col_expand does
 _CUBE = frozenset((ops.Role.LEFT, ops.Role.RIGHT, ops.Role.CUBE_CALL))
-_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL))
+_COLX_LIKE = frozenset((ops.Role.COLX, ops.Role.CALL, ops.Role.HAND_BACK))
+#: the use slots of a call's operands
+_ARGS = frozenset(("arg", "kwarg"))
 _DENSE_LIKE = frozenset((ops.Role.DENSE,))
 #: the use slots through which a window flows into another value (an alias is the window itself)
 _ESCAPES = frozenset(("init", "yield", "arg", "kwarg"))
@@ -118,6 +120,15 @@ class Encoder(CallUses, StmtVisitor):
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
         self._returned: dict[str, int | None] = {}
         self._contexts: dict[tuple[str, int | str | None], ops.Role | None] = {}
+        #: window tile term -> the window a program function hands back of it (HAND_BACK context:
+        #: :meth:`pass_context`)
+        self._passed: dict[int, tuple] = {}
+        #: the values that name part of a window other than through an escape
+        #: (egraph.calls ``part_of_window``, built once a program function call needs them)
+        self._parts: set[Var] | None = None
+        #: valid_shape / drop_dims slice -> the values naming it not only through a window a
+        #: function hands back (:meth:`raw_reach`)
+        self._raw_reach: dict[Var, set[Var]] = {}
         #: id of a type -> (the type, :meth:`leaf_facts`)
         #: id of a type -> (the type, :meth:`leaf_facts`, the numbers of the index terms of
         #: its pitch and buffer start once :meth:`leaf` took them and taking them again would
@@ -293,10 +304,15 @@ class Encoder(CallUses, StmtVisitor):
             return ("?", 0, None, None, None)
         mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
         lay = self.storage.layouts.get(var)  # type: ignore[union-attr]
-        if lay is None or t.rank != 2 or len(lay.strides) != 2 or lay.strides[1] != bits \
-                or lay.strides[0] % bits:
+        if lay is None or t.rank != 2 or len(lay.strides) != 2:
             return (mem, bits, None, None, None)
-        pitch = lay.strides[0] // bits
+        stride_r, stride_c = lay.strides
+        dims = const_shape(t)
+        if dims is not None and dims[1] == 1:
+            stride_c = bits  # (one column: its stride is never taken; a column's rows are dense)
+        if stride_c != bits or stride_r % bits:
+            return (mem, bits, None, None, None)
+        pitch = stride_r // bits
         root = self.leaf_facts(lay.root.type)[4]
         off = lay.offset_bytes()
         if off is None or root is None:
@@ -357,6 +373,8 @@ class Encoder(CallUses, StmtVisitor):
             if w is None:
                 return
             tile = w.key
+        if ctx is ops.Role.HAND_BACK:
+            ctx = self.pass_context(stmt, var, tile)
         escape = None
         if ctx is _DENSE and self.storage is not None:
             outs = self.handed_to(stmt, slot, var)
@@ -367,7 +385,8 @@ class Encoder(CallUses, StmtVisitor):
             ctx, escape = self.escape_context(stmt, slot, var, w)
         self._n = name = self._n + 1
         self._rows["UseRow"].append((name, tile, ctx))
-        site = UseSite(name, stmt, slot, var, w, ctx)
+        site = UseSite(name, stmt, slot, var, w, ctx,
+                       self._passed.get(tile) if ctx is ops.Role.HAND_BACK else None)
         enc.uses.append(site)
         enc.roots.append((("R", name), site))
         if escape is not None:
@@ -384,6 +403,11 @@ class Encoder(CallUses, StmtVisitor):
                 enc.escapes[name] = stale
                 enc.stale.add(name)
                 self._rows["StaleEscapeRow"].append((name,))
+        if escape is None and ctx is not ops.Role.CUBE_CALL and slot[0] in _ARGS:
+            how = self.call_keep(stmt, slot, var)  # (a program function's operand: calls)
+            if how is not None:
+                enc.call_keep[name] = how
+                self._rows["CallKeepRow"].append((name,))
         if ctx is not _PASS and ctx is not ops.Role.CUBE_CALL and self._judged:
             dst = next((d for d in self.handed_to(stmt, slot, var) if d in self._judged), None)
             if dst is not None:
@@ -402,10 +426,10 @@ class Encoder(CallUses, StmtVisitor):
         and an aligned view or be copied here (``CALL``: dense and aligned); a matmul operand
         would materialize a Mat window Mat->Mat, and no copy can stand in (``CUBE_CALL``: a
         rejection); a reshape reads it from its first element as a dense tile (``DENSE``: dense
-        and aligned, or copied here).  Otherwise an ordinary use.  A program function's use
-        counts only for what it does with the tile that a lazy materialization or the cube
-        unit would (a col_expand use, a matmul use): the rest is its summary's business at
-        the call."""
+        and aligned, or copied here); a program function that reads the tile as one of its own
+        (windows of it at its own pitch, a reshape: ``CALL`` / ``HAND_BACK``) needs it dense and
+        aligned just the same (``CALL``: the value it gets is no window, so nothing is checked
+        at the call itself).  Otherwise an ordinary use."""
         t = w.var.type
         mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
         dsts = self.storage.escapes(stmt, slot, var)  # type: ignore[union-attr]
@@ -559,8 +583,6 @@ class Encoder(CallUses, StmtVisitor):
                         r = self.context(call.op, k)
                         if (r is _LEFT or r is _RIGHT) and self.cube_fold(a.var, s) is not None:  # type: ignore[attr-defined]
                             continue  # (folded into an extract there: the slice's own use)
-                        if r is ops.Role.CALL and "colx" not in self.callee_uses(call.op, k):
-                            continue
                         if r is not None:
                             roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
         out: list[tuple[ops.Role, Stmt, Var]] = []

@@ -7,13 +7,18 @@ or, for one of the program's own functions, from what that function does with th
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import call_operands, operand_index
-from ..ir.exprs import Call, Var, VarRef
+from ..ir.effects import Share, call_of, call_operands, operand_index
+from ..ir.exprs import Call, Const, Var, VarRef, const_shape
 from ..ir.stmts import Stmt
 from ..ir.types import TileType
-from .calls import callee_name, param_uses, returned_param
+from .calls import (call_result_written, callee_name, own_uses, param_uses, part_of_window,
+                    passed_window, returned_param, role_of)
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
+
+#: what a program function that reads a tile as one of its own needs of a value passed to it
+#: (``rules.calls`` ``CallValueRow``): dense and aligned, or (a col_expand use only) dense
+_VALUE_NEEDS = {ops.Role.CALL: "both", ops.Role.HAND_BACK: "both", ops.Role.COLX: "identity"}
 
 #: a use context not read yet (:meth:`CallUses.context`; None is a context: no use)
 _UNKNOWN = object()
@@ -59,6 +64,7 @@ class CallUses:
         if program_call:
             self.raw_call_uses(stmt, call)
             self.call_writes(stmt, call)
+            self.call_values(stmt, call)
         elif vector and raw_view:  # (both state only operands that are such slices)
             # an unclassified op gets a valid_shape / drop_dims slice as a view too (#1789) ...
             self.raw_vec_uses(stmt, call)
@@ -77,6 +83,8 @@ class CallUses:
         uses = self.enc.raw_vec if vec else self.enc.raw_colx
         fx = self.fx
         for raw in (self._raw_view if vec else self._raw_kept).get(var, ()):
+            if var not in self.raw_reach(raw):
+                continue  # (only through windows functions hand back: checked at the call)
             n = self.number()
             self._raw_pending.append((table, n, raw))
             uses.append(RawSliceUse(n, fx.stmt_at(fx.defs[raw][0]), var, stmt, op))  # type: ignore[arg-type]
@@ -135,28 +143,163 @@ class CallUses:
         """The use context of an operand.  For a program function, what it does with the tile
         decides (egraph.calls): a matmul operand ``CUBE_CALL``; windows taken of it, an opaque
         use, or a col_expand use together with a vector use or write ``CALL`` (dense and
-        aligned); a col_expand use ``COLX``; anything else (vector use, write, reads) ``ORD``."""
+        aligned), or ``HAND_BACK`` when all it does is hand one window of the tile back; a col_expand
+        use ``COLX``; anything else (vector use, write, reads) ``ORD``.  Of a function that
+        returns the tile itself, only what it does with it counts."""
         if not self.is_program_call(op) or index is None:  # (a keyword the registry lacks: None)
             return operand_context(op, index if isinstance(index, int) else None)
         uses = self.callee_uses(op, index)
-        if "cube" in uses:
-            return ops.Role.CUBE_CALL
-        if uses & {"sliced", "opaque"} or "colx" in uses and uses & {"vector", "write"}:
-            return ops.Role.CALL
-        return ops.Role.COLX if "colx" in uses else ops.Role.ORD
+        if self.returned_param(op) == index:
+            # (it returns the tile itself: the caller's uses of the result are uses of the
+            # window there, checked where they are; only what the function itself does counts)
+            uses = own_uses(self.program, op, index) - {"colx-part"}  # type: ignore[arg-type]
+            if not uses:
+                return None  # (it does nothing with it: the window is passed as it is)
+        role = role_of(uses)
+        if role in (ops.Role.CALL, ops.Role.ORD, ops.Role.COLX) \
+                and passed_window(self.program, op, index) is not None:
+            return ops.Role.HAND_BACK  # (it only hands a window of the tile back)
+        return role
 
     def raw_call_uses(self, stmt: Stmt, call: Call) -> None:
         """A valid_shape / drop_dims slice passed to a program function is checked for what the
         function does with it: a col_expand use needs the identity copy, a vector use, an
         in-place write or windows taken of it the alignment (the callee addresses the tile
         through the argument's own addresses); an opaque use both."""
-        colx = {k for k, _ in call_operands(call) if self.callee_uses(call.op, k) & {"colx", "opaque"}}
-        vec = {k for k, _ in call_operands(call)
-               if self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
+        # (a function that only hands a window of it back: what that window needs where it
+        # lies is checked by :meth:`call_values`)
+        handed = {k for k, a in call_operands(call) if self.value_checked(call, k, a)
+                  and self.context(call.op, k if isinstance(k, int) else None) is ops.Role.HAND_BACK}
+        colx = {k for k, _ in call_operands(call) if k not in handed
+                and self.callee_uses(call.op, k) & {"colx", "opaque"}}
+        vec = {k for k, _ in call_operands(call) if k not in handed
+               and self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
         self.raw_colx_uses(stmt, call, colx)
         for k, a in call_operands(call):
             if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:
                 self.raw_use("RawVecRow", stmt, a.var, call.op)
+
+    def pass_context(self, stmt: Stmt, var: Var, window: int) -> ops.Role:
+        """The context of window operand ``var`` (tile term ``window``) of ``stmt``, a call of a
+        program function that only hands a window of the tile back (``HAND_BACK``): the window
+        handed back stated at its real address, ``(PassWin w n)`` (``rules.calls``), or
+        ``CALL`` when another call already handed back another window of the same window (the
+        ``Use`` of a window in a context is one term for every such use)."""
+        call = call_of(stmt)
+        k = next(k for k, a in call_operands(call) if isinstance(a, VarRef) and a.var is var)  # type: ignore[arg-type]
+        k = k if isinstance(k, int) else operand_index(call, k)  # type: ignore[arg-type]
+        got = passed_window(self.program, call.op, k) if isinstance(k, int) else None  # type: ignore[union-attr, arg-type]
+        if got is None:
+            return ops.Role.CALL
+        (h, wd), (r, c), need = got
+        prev = self._passed.get(window)
+        if prev is not None:
+            return ops.Role.HAND_BACK if prev == got else ops.Role.CALL
+        self._passed[window] = got
+        n = self.number()
+        self.row("WinRow", n, window, self.idx(Const(r)), self.idx(Const(c)), h, wd)
+        self._rows["PassWinRow"].append((window, n, need))
+        return ops.Role.HAND_BACK
+
+    def call_values(self, stmt: Stmt, call: Call) -> None:
+        """Each tile operand of a program function call that is no window but names part of one
+        (:func:`part_of_window`) and that the function reads as a tile of its own (CALL /
+        HAND_BACK, or COLX: windows of it col_expanded) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
+        for HAND_BACK, the window handed back of it, ``(CallHandedRow k p)`` (``rules.calls``)."""
+        for k, a in call_operands(call):
+            if not self.value_checked(call, k, a):
+                continue
+            idx = k if isinstance(k, int) else operand_index(call, k)
+            ctx = self.context(call.op, idx if isinstance(idx, int) else None)
+            if ctx is not ops.Role.HAND_BACK and a.var in self._raw:  # type: ignore[attr-defined]
+                continue  # (a valid_shape / drop_dims slice itself: raw_call_uses)
+            dims = const_shape(a.var.type)
+            if ctx not in _VALUE_NEEDS or dims is None or len(dims) != 2:
+                continue
+            if ctx is ops.Role.COLX:
+                own = own_uses(self.program, call.op, idx)  # type: ignore[arg-type]
+                # (its col_expand uses are the callers' of the tile it returns; the tile itself
+                # col_expanded is materialized lazily only if it may still be a slice, not a
+                # transpose_view of one: ir.storage kept_origins)
+                if "colx" not in own or "colx-part" not in own \
+                        and not self.storage.kept_origins.get(a.var):  # type: ignore[union-attr]
+                    continue
+            leaf = self.base(a.var)
+            zero = self.idx(Const(0))
+            n = self.number()
+            self.row("WinRow", n, leaf, zero, zero, dims[0], dims[1])
+            key = self.number()
+            self._rows["CallValueRow"].append((key, n, _VALUE_NEEDS[ctx]))
+            got = passed_window(self.program, call.op, idx) \
+                if ctx is ops.Role.HAND_BACK and isinstance(idx, int) else None  # type: ignore[arg-type]
+            if got is not None:
+                (h, wd), (r, c), need = got
+                m = self.number()
+                self.row("WinRow", m, leaf, self.idx(Const(r)), self.idx(Const(c)), h, wd)
+                self._rows["CallHandedRow"].append((key, m, need))
+                self.enc.call_handed.add(key)
+            self.enc.call_values.append(WriteSite(key, stmt, a.var, call.op))
+
+    def raw_reach(self, raw: Var) -> set[Var]:
+        """The values that may name the valid_shape / drop_dims slice ``raw`` other than only
+        through a window a program function hands back of it (a ``CALL`` edge of a call that
+        gives the argument the HAND_BACK context, whose window :meth:`call_values` checks where it
+        lies for what the callers' uses need)."""
+        got = self._raw_reach.get(raw)
+        if got is None:
+            by_src: dict[Var, list] = {}
+            for e in self.fx.edges:
+                if e.kind is not Share.SLICE and not self.handed_back_edge(e):
+                    by_src.setdefault(e.src, []).append(e.dst)
+            got = {raw}
+            todo = [raw]
+            while todo:
+                for d in by_src.get(todo.pop(), ()):
+                    if d not in got:
+                        got.add(d)
+                        todo.append(d)
+            self._raw_reach[raw] = got
+        return got
+
+    def handed_back_edge(self, e) -> bool:
+        """Whether storage edge ``e`` is a program function call's result sharing an argument
+        the call gives the HAND_BACK context and :meth:`call_values` checks."""
+        if e.kind is not Share.CALL:
+            return False
+        call = call_of(e.stmt)
+        if call is None or not self.is_program_call(call.op):
+            return False
+        for k, a in call_operands(call):
+            if type(a) is VarRef and a.var is e.src:
+                idx = k if isinstance(k, int) else operand_index(call, k)
+                return isinstance(idx, int) and self.value_checked(call, k, a) \
+                    and self.context(call.op, idx) is ops.Role.HAND_BACK
+        return False
+
+    def value_checked(self, call: Call, k: int | str, a) -> bool:
+        """Whether operand ``a`` (slot ``k``) of ``call`` is a tile that is no window but names
+        part of one (:func:`part_of_window`), or a valid_shape / drop_dims slice: passed to a
+        program function as a tile of its own, it is checked by :meth:`call_values`."""
+        if type(a) is not VarRef or a.var in self.enc.window_of:
+            return False
+        parts = self._parts
+        if parts is None:
+            parts = self._parts = part_of_window(self.fx)
+        return a.var in parts or a.var in self._raw
+
+    def call_keep(self, stmt: Stmt, slot: tuple, var: Var) -> str | None:
+        """Whether the operand ``var`` at ``slot`` of ``stmt``, a call of a program function,
+        must stay the view itself (``rules.calls``): the function writes it, or the call's
+        result shares its storage and the caller writes through the result (or reads it after
+        writing the window) — a copy passed in its place would take the write, or miss it.
+        The write in words, else None."""
+        call = call_of(stmt)
+        if call is None or not self.is_program_call(call.op):
+            return None
+        k = slot[1] if slot[0] == "arg" else operand_index(call, slot[1])
+        if isinstance(k, int) and self.callee_uses(call.op, k) & {"write", "acc", "opaque"}:
+            return f"{call.op} may write it in place"
+        return call_result_written(self.fx, stmt, var, self._edges.get(stmt, ()))
 
     def call_writes(self, stmt: Stmt, call: Call) -> None:
         """A program function that writes a tile operand in place (or accumulates into it): the

@@ -54,6 +54,9 @@ class UseSite:
     var: Var
     window: Window
     ctx: ops.Role
+    #: (HAND_BACK only) the window the called function hands back of it: ``((rows, cols), (row
+    #: offset, column offset))`` in the operand
+    passed: tuple | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -124,5 +127,14 @@ class Encoding:
     #: the escape uses that must stay a view because windows of what they flow into are judged
     #: at the window's address as written (``ViewOnlyRow``): use key -> the value it flows into
     view_only: dict[int, Var] = field(default_factory=dict)
+    #: the program-function call operands that must stay a view (the callee writes the tile, or
+    #: the caller writes through the call's result: ``CallKeepRow``): use key -> the write, in
+    #: words (``rules.calls``)
+    call_keep: dict[int, str] = field(default_factory=dict)
+    #: the program-function call operands that are no window but name part of one, checked to
+    #: be the dense, aligned tile the function assumes (``CallValueRow``, ``rules.calls``)
+    call_values: list[WriteSite] = field(default_factory=list)
+    #: those of :attr:`call_values` whose function only hands a window of them back
+    call_handed: set[int] = field(default_factory=set)
     #: the function's storage facts (``ir.storage``): the messages name a value's route
     storage: Storage | None = None

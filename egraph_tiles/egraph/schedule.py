@@ -28,7 +28,7 @@ from .bindings import eb
 from .extract import RootTree, Shape
 from .sexp import parse_sexps
 
-from egraph_tiles.rules import (checks, hoist, layout, legality, multiples, offsets, slices, sorts,
+from egraph_tiles.rules import (calls, checks, hoist, layout, legality, multiples, offsets, slices, sorts,
                                 windows)
 
 SPAN = eb.RustSpan("", 0, 0)
@@ -97,8 +97,8 @@ def program_text(acc_windows: bool = False) -> str:
     """The engine's program; with ``acc_windows`` also the Acc-window check's
     (``rules.windows.TEXT``: tables and rulesets of its own, see :func:`new_egraph`)."""
     return "\n".join([sorts.SCHEMA, hoist.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
-                      slices.RULES, legality.RULES, checks.RULES, hoist.RULES, sorts.LOAD,
-                      checks.LOAD, hoist.LOAD,
+                      slices.RULES, legality.RULES, checks.RULES, calls.RULES, hoist.RULES,
+                      sorts.LOAD, checks.LOAD, calls.LOAD, hoist.LOAD,
                       "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"]
                      + [windows.TEXT] * acc_windows)
 

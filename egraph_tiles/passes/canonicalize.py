@@ -91,7 +91,7 @@ def _function(fn: Function, opts: Options, report: Report | None,
         if eg is not None:
             schedule.release(eg)
         raise
-    if enc is None or not (enc.windows or enc.raw_colx or enc.raw_vec):
+    if enc is None or not (enc.windows or enc.raw_colx or enc.raw_vec or enc.call_values):
         if eg is not None:
             schedule.release(eg)
         return _skipped(fn, report, "no canonical tile.slice")

@@ -37,6 +37,8 @@ _CALLEE = {
     ops.Role.CALL.value: "it reads the tile as one of its own (windows of it, a reshape, an "
                          "opaque op): kept only dense and aligned",
     ops.Role.CUBE_CALL.value: "a matmul operand",
+    ops.Role.HAND_BACK.value: "it only hands a window of the tile back: kept when that window is "
+                         "aligned at its address here, or dense and aligned",
     ops.Role.COLX.value: "a col_expand operand",
     ops.Role.ORD.value: "an operand it reads or writes in place",
 }
@@ -82,6 +84,8 @@ def explain(d: Decision, eg: eb.EGraph, storage: Storage | None = None) -> Slice
     elif site.ctx is ops.Role.PASS:
         why = ("handed on to a value nothing reads or writes as a whole, only windows of it "
                "(each judged at its own address from this one's): left as it is")
+    elif site.passed is not None:
+        why = _passed_reason(w, copied, eg, nbytes, site.passed)
     else:
         why = _ord_reason(w, copied, eg, nbytes, storage)
     if d.kind == "copy" and d.placement == "shared":
@@ -223,6 +227,32 @@ def _copy_view_reason(w: Window, copied: bool, buf: str, eg: eb.EGraph, nbytes: 
     reason = alignment_reason(r, c, w.parent.cols, window_bits(w), mr, mc, None, nbytes,
                               not copied)
     return f"{'view' if not copied else 'copy'} of the parent's copy {buf}: {reason}"
+
+
+def _passed_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int, passed: tuple) -> str:
+    """A window passed to a function that only hands a window of it back: that window's
+    address here (the operand's offsets plus the callee's, at the operand's pitch), or the
+    operand's own when it is dense and aligned."""
+    (h, wd), (dr, dc), need = passed
+    r, c, mr, mc = _root_offsets(w, eg)
+    pitch = _pitch(w.root.src.type)
+    rr, cc = const_int(r), const_int(c)
+    total = None
+    if rr is not None and cc is not None and pitch is not None:
+        total = ((rr + dr) * pitch + cc + dc) * window_bits(w)
+        where = (f"the [{h}, {wd}] window it hands back is at (({rr} + {dr}) × {pitch} cols + "
+                 f"{cc} + {dc}) × {window_bits(w)} bits = {total} bits")
+    else:
+        where = f"the [{h}, {wd}] window it hands back is at offset [{dr}, {dc}] of it"
+    if need == "identity":  # (its callers col_expand it)
+        return f"{where}: {'no' if copied else 'an'} identity copy there → " + (
+            f"copy {nbytes} B" if copied else "view")
+    if copied:
+        return f"{where}, not provably ≡ 0 mod {ALIGN_BITS}, and the operand is not dense and " \
+               f"aligned → copy {nbytes} B"
+    if total is not None and total % ALIGN_BITS == 0:
+        return f"{where}: multiple of {ALIGN_BITS} → view"
+    return f"{where}; the operand is dense and aligned → view"
 
 
 def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int,

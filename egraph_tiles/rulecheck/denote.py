@@ -328,7 +328,8 @@ FACTS: dict[str, Callable[..., z3.BoolRef]] = {
     "Dense": lambda k, a, v: z3.And(z3.BoolVal(bool(a[0].window)),
                                     z3.Or(a[0].rows == 1, a[0].cols == _root_pitch(a[0].root))),
     "DenseUse": lambda k, a, v: z3.Or(a[0] == z3.StringVal(Role.CALL),
-                                      a[0] == z3.StringVal(Role.DENSE)),
+                                      a[0] == z3.StringVal(Role.DENSE),
+                                      a[0] == z3.StringVal(Role.HAND_BACK)),
     # rules/checks.py: a written window proven a legal view (1: not Vec, or at an aligned
     # address; 0 claims nothing), and a write through an operand never rewritten (no claim:
     # where the write lands is the encoder's statement)
@@ -382,7 +383,10 @@ def legal(ctx: z3.ExprRef, real: Real, use: Tile) -> z3.BoolRef:
                   z3.If(z3.Or(ctx == z3.StringVal(Role.LEFT), ctx == z3.StringVal(Role.RIGHT)),
                         mem != z3.StringVal("Mat"),
                         # a window passed to a program function: dense and aligned (egraph.calls)
-                        z3.If(ctx == z3.StringVal(Role.CALL), z3.Or(
+                        # (or one that only hands a window of it back: ``rules.calls``'s view of
+                        # that window, at its real address, reads a fact not modelled here)
+                        z3.If(z3.Or(ctx == z3.StringVal(Role.CALL),
+                                    ctx == z3.StringVal(Role.HAND_BACK)), z3.Or(
                             mem != z3.StringVal("Vec"),
                             z3.And(colx_ok, divides(NUM.val(ALIGN_BITS), addr(t)))),
                         # the operand of a reshape / reinterpret_view: dense and aligned

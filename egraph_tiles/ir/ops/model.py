@@ -40,6 +40,10 @@ class Role(StrEnum):
     CALL = "call"
     # ... that the function uses as a matmul operand: a Mat window is rejected (no Mat->Mat path)
     CUBE_CALL = "cube-call"
+    # ... that does nothing with the tile but hand one window of it back (egraph.calls
+    # ``passed_window``): kept when that window is aligned at its real address (the window's
+    # offset plus the callee's, at the window's pitch), or dense and aligned; else copied
+    HAND_BACK = "hand-back"
     # the operand of a view that lays its bytes out as a dense tile of the result's shape from
     # its base (``OpDef.relayout``: reshape, reinterpret_view): a Vec window is kept only when it
     # is dense (one row or the full width, any offset) and aligned, else copied first
