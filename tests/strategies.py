@@ -571,7 +571,7 @@ class _RouteBuilder:
             self.emit(f"{n} = {self.slice_text(name, (h, w), (r0, c0))}")
             return n, mem, h, w
         if route == "call-result":
-            form = self.pick(["ident", "nested", "slice"])
+            form = self.pick(["ident", "nested", "slice", "nested-slice"])
             self.tags.add(f"call-{form}")
             key = f"{mem.lower()}{r}x{c}"
             ident = self.callee(f"id_{key}", f"""
@@ -592,6 +592,26 @@ class _RouteBuilder:
 """)
                 self.emit(f"{n} = self.{nest}({name})")
                 return n, mem, r, c
+            if form == "nested-slice":  # f takes a window, g a window of that; f returns g's
+                self.tags.add("view-of-view")
+                h1, w1, r1, c1 = self.sub_shape(kind, r, c)
+                h2, w2, r2, c2 = self.sub_shape(kind, h1, w1)
+                inner, outer = self.fresh(f"sub_{key}_"), self.fresh(f"outer_{key}_")
+                self.callee(inner, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {inner}(self, t: {_ty(mem, h1, w1)}) -> {_ty(mem, h2, w2)}:
+        s = {self.slice_text("t", (h2, w2), (r2, c2))}
+        return s
+""")
+                self.callee(outer, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {outer}(self, t: {T}) -> {_ty(mem, h2, w2)}:
+        w = {self.slice_text("t", (h1, w1), (r1, c1))}
+        u = self.{inner}(w)
+        return u
+""")
+                self.emit(f"{n} = self.{outer}({name})")
+                return n, mem, h2, w2
             self.tags.add("view-of-view")
             h, w, r0, c0 = self.sub_shape(kind, r, c)
             fn = self.fresh(f"sub_{key}_")

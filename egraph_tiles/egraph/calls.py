@@ -43,7 +43,7 @@ from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
 
-__all__ = ["PREFIX", "call_result_written", "callee_name", "param_uses", "own_uses",
+__all__ = ["PREFIX", "call_result_returned_written", "call_result_written", "callee_name", "param_uses", "own_uses",
            "part_of_window", "passed_window", "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
 
 
@@ -439,6 +439,23 @@ def call_result_written(fx: Effects, s, var: Var, edges) -> str | None:
                 and isinstance(t.value.value, VarRef) and t.value.value.var is s.target:
             results.add(t.target)
     return _stale_or_written(fx, s, results)
+
+
+def call_result_returned_written(program: Program, name: str, fx: Effects, s, var: Var,
+                                 edges) -> str | None:
+    """Whether the result of the program function call ``s`` in function ``name`` may share
+    the storage of its operand ``var`` and ``name`` returns it (or a value made from it) to
+    callers that write through it (:func:`result_written`): a copy of ``var`` passed in its
+    place would take their write.  The write in words, else None."""
+    if not isinstance(s, AssignStmt) or not any(
+            e.kind is Share.CALL and e.src is var and e.dst is s.target for e in edges):
+        return None
+    part = _derived(fx, {s.target})
+    if any(type(v) is VarRef and v.var in part  # type: ignore[attr-defined]
+           for r in fx.stmts if type(r) is ReturnStmt for v in r.values) \
+            and result_written(program, name):
+        return f"{name}'s callers write through the result it returns"
+    return None
 
 
 def whole_source(edges, target: Var) -> Var | None:

@@ -11,7 +11,7 @@ from ..ir.effects import Share, call_of, call_operands, operand_index
 from ..ir.exprs import Call, Const, Var, VarRef, const_shape
 from ..ir.stmts import Stmt
 from ..ir.types import TileType
-from .calls import (call_result_written, callee_name, own_uses, param_uses, part_of_window,
+from .calls import (call_result_returned_written, call_result_written, callee_name, own_uses, param_uses, part_of_window,
                     passed_window, returned_param, role_of)
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
@@ -297,9 +297,13 @@ class CallUses:
         if call is None or not self.is_program_call(call.op):
             return None
         k = slot[1] if slot[0] == "arg" else operand_index(call, slot[1])
-        if isinstance(k, int) and self.callee_uses(call.op, k) & {"write", "acc", "opaque"}:
+        if self.callee_uses(call.op, k) & {"write", "acc", "opaque"}:
             return f"{call.op} may write it in place"
-        return call_result_written(self.fx, stmt, var, self._edges.get(stmt, ()))
+        how = call_result_written(self.fx, stmt, var, self._edges.get(stmt, ()))
+        if how is None and self.program is not None and self.function is not None:
+            how = call_result_returned_written(self.program, self.function, self.fx, stmt, var,
+                                               self._edges.get(stmt, ()))
+        return how
 
     def call_writes(self, stmt: Stmt, call: Call) -> None:
         """A program function that writes a tile operand in place (or accumulates into it): the

@@ -130,7 +130,7 @@ def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -
 
     extras = {s for steps in _EXTRA_STEPS.values() for s in steps}
     want = {*ROUTES, *extras, "valid_shape", "root-t12", "root-pinned", "carry-inside",
-            "call-ident", "call-nested", "call-slice", "callee-use", "stale-handoff-carry",
+            "call-ident", "call-nested", "call-slice", "call-nested-slice", "callee-use", "stale-handoff-carry",
             "stale-handoff-merge", "stale-handoff-call", "temporaries-callee"}
     assert want <= seen, want - seen
 
