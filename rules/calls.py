@@ -83,8 +83,6 @@ RULES = f"""
       :ruleset checks :name "call-value-violation")
 (relation CallWriteUse (i64))
 (relation CallWriteViolation (i64))
-(rule ((CallWriteUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
-      :ruleset proven :name "call-written-argument-view-proven")
 ; a window whose call result (or callee) writes it, not kept as a view at the call: a violation
 (rule ((CallWriteUse k) (= 0 (UseKept k))) ((CallWriteViolation k))
       :ruleset checks :name "call-written-argument-violation")

@@ -190,14 +190,16 @@ RULES = f"""
 ; A window escaping (loop initializer, yield, same-layout view, write-back, call result) into a
 ; value that a col_expand / reshape reads and that is also written in place (egraph.encode
 ; ``escape_context``): a copy there would take the write, so the escape use must stay a view —
-; which its context (CALL / DENSE) allows only when proven dense and aligned.  ``UseKept`` (0 at
-; load, 1 once the use's class holds a ``Keep``) is read after saturation: no view is a
-; violation (reject, never copy)
+; which its context (CALL / DENSE) allows only when proven dense and aligned: no view is a
+; violation (reject, never copy).
+; ``UseKept`` is stated for every use that must stay a view (this one, and the stale, judged
+; and call-written uses below and in rules.calls): 0 at load, 1 once the use's class holds a
+; ``Keep``; read after saturation by the violation rule of each
 (function UseKept (i64) i64 :merge (max old new))
+(rule ((= 0 (UseKept k)) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
+      :ruleset proven :name "must-stay-view-proven")
 (relation EscapeWriteViolation (i64))
 (relation KeepOnlyUse (i64))
-(rule ((KeepOnlyUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
-      :ruleset proven :name "written-escape-view-proven")
 (rule ((KeepOnlyUse k) (= 0 (UseKept k))) ((EscapeWriteViolation k))
       :ruleset checks :name "written-escape-violation")
 ; A window escaping in an ordinary use (loop initializer, yield, same-layout view, a call whose
@@ -208,8 +210,6 @@ RULES = f"""
 ; (reject, never copy)
 (relation StaleEscapeUse (i64))
 (relation StaleEscapeViolation (i64))
-(rule ((StaleEscapeUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
-      :ruleset proven :name "stale-escape-view-proven")
 (rule ((StaleEscapeUse k) (= 0 (UseKept k))) ((StaleEscapeViolation k))
       :ruleset checks :name "stale-escape-violation")
 ; A window handed on (a loop initializer, a yield, a same-layout view's operand) to a value that
@@ -219,8 +219,6 @@ RULES = f"""
 ; proven (aligned, ...); otherwise a violation (reject, never copy)
 (relation ViewOnlyUse (i64))
 (relation EscapeViewViolation (i64))
-(rule ((ViewOnlyUse k) (= (NR k) (Keep w ctx))) ((set (UseKept k) 1))
-      :ruleset proven :name "judged-escape-view-proven")
 (rule ((ViewOnlyUse k) (= 0 (UseKept k))) ((EscapeViewViolation k))
       :ruleset checks :name "judged-escape-violation")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..egraph.bindings import eb as bindings
 
-from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect,
+from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect, param_position,
                           trailing_yield)
 from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, TupleItem, Var, VarRef, const_int
 from ..ir.ops import OpTypeError, Storage, bind, lookup
@@ -320,7 +320,7 @@ def program_args(program: Program | None, c: Call) -> dict[int | str, Expr]:
         fn = None
     names = [p.var.name for p in fn.params] if fn is not None else []
     for key, a in c.kwargs:
-        args[names.index(key) if key in names else key] = a
+        args[param_position(names, key)] = a
     return args
 
 

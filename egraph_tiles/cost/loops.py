@@ -153,9 +153,10 @@ class HoistFacts:
 
 def callee_peak(program: Program, name: str, seen: frozenset = frozenset()) -> dict[str, int]:
     """Per memory space, the most bytes program function ``name`` holds at once of buffers it
-    allocates itself (its temporaries and its result; the tiles it is passed are its
-    caller's), its own calls' peaks included; once per program.  A recursive cycle adds
-    nothing for the call that closes it."""
+    allocates itself, its own calls' peaks included; once per program.  Its temporaries
+    count; the tiles it is passed and the result it returns are its caller's (the caller
+    counts that buffer from the call on).  A recursive cycle adds nothing for the call that
+    closes it."""
     try:
         fn = program.function(name)
     except KeyError:
@@ -167,11 +168,10 @@ def callee_peak(program: Program, name: str, seen: frozenset = frozenset()) -> d
     fx = sums.effects(fn)
     if fx.size == 0:
         return {}
-    facts = _Facts(fn, fx, None, CostModel(), program)  # type: ignore[arg-type]
-    facts._seen = seen | {name}
-    # (what it returns is the call's result: the caller counts that buffer from the call on)
-    facts._skip = {fx.storage(e.var) for r in fx.stmts if type(r) is ReturnStmt
-                   for e in r.values if type(e) is VarRef}  # type: ignore[attr-defined]
+    returned = {fx.storage(e.var) for r in fx.stmts if type(r) is ReturnStmt  # type: ignore[attr-defined]
+                for e in r.values if type(e) is VarRef}  # type: ignore[attr-defined]
+    facts = _Facts(fn, fx, None, CostModel(), program,  # type: ignore[arg-type]
+                   seen=seen | {name}, skip=returned)
     profile = facts.live_bytes(set(DEFAULT_CAPACITY), list(range(1, fx.size + 1)))
     peak = {mem: max(at.values()) for mem, at in profile.items() if at}
     if not seen:  # (a peak cut short by a cycle is not memoized)
@@ -181,13 +181,15 @@ def callee_peak(program: Program, name: str, seen: frozenset = frozenset()) -> d
 
 class _Facts:
     def __init__(self, fn: Function, fx: Effects, enc: Encoding, model: CostModel,
-                 program: Program | None = None):
+                 program: Program | None = None, seen: frozenset = frozenset(),
+                 skip: set[Var] | None = None):
         self.fn, self.fx, self.enc, self.model = fn, fx, enc, model
         #: the program, for the temporaries of the functions a loop body calls
         self.program = program
-        self._seen: frozenset = frozenset()
+        #: the functions whose peak is being computed (a call of one closes a cycle)
+        self._seen = seen
         #: storage classes whose buffers the profile leaves out (:func:`callee_peak`)
-        self._skip: set[Var] = set()
+        self._skip: set[Var] = skip or set()
         self.weight = Weights(fx, model)
         self.out = HoistFacts()
         self._inside: dict[Window, bool] = {}

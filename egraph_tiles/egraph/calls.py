@@ -36,7 +36,7 @@ Every kind is read from the op registry (families and ``reuses_arg``) and the me
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import PREFIX, Effects, Share, call_of, call_operands, callee_name
+from ..ir.effects import PREFIX, Effects, Share, call_of, call_operands, callee_name, param_position
 from ..ir.summaries import call_summaries, constant_window, reached, whole_tile
 from ..ir.exprs import Call, TupleItem, Var, VarRef, free_vars
 from ..ir.storage import same_layout
@@ -81,10 +81,9 @@ def _uses(program: Program, op: str, index: int | str, seen: frozenset) -> froze
 def _param_index(fn: Function | None, index: int | str) -> int:
     """The position of parameter ``index`` of ``fn``: a keyword argument's by its name (past
     the last when ``fn`` has none of that name)."""
-    if isinstance(index, int):
-        return index
     names = [p.var.name for p in fn.params] if fn is not None else []
-    return names.index(index) if index in names else len(names)
+    k = param_position(names, index)
+    return k if isinstance(k, int) else len(names)
 
 
 def own_uses(program: Program, op: str, index: int | str) -> frozenset[str]:
@@ -388,12 +387,17 @@ def _result_written(program: Program, name: str, seen: frozenset) -> bool:
                 return True
             # the caller returns the result (or a view of it) in turn: its own callers' writes
             # through it are writes through this result
-            part = _derived(fx, results)  # type: ignore[arg-type]
-            if any(type(v) is VarRef and v.var in part
-                   for r in walk(fn.body) if isinstance(r, ReturnStmt) for v in r.values) \
-                    and _result_written(program, fn.name, seen):
+            if _returns_any(fx, results) and _result_written(program, fn.name, seen):  # type: ignore[arg-type]
                 return True
     return False
+
+
+def _returns_any(fx: Effects, values: set[Var]) -> bool:
+    """Whether the function returns one of ``values`` or a value made from them (a view, an
+    alias, a window, a carry, ...)."""
+    part = _derived(fx, values)
+    return any(type(v) is VarRef and v.var in part  # type: ignore[attr-defined]
+               for r in fx.stmts if type(r) is ReturnStmt for v in r.values)  # type: ignore[attr-defined]
 
 
 def _stale_or_written(fx: Effects, s: AssignStmt, results: set[Var]) -> str | None:
@@ -450,10 +454,7 @@ def call_result_returned_written(program: Program, name: str, fx: Effects, s, va
     if not isinstance(s, AssignStmt) or not any(
             e.kind is Share.CALL and e.src is var and e.dst is s.target for e in edges):
         return None
-    part = _derived(fx, {s.target})
-    if any(type(v) is VarRef and v.var in part  # type: ignore[attr-defined]
-           for r in fx.stmts if type(r) is ReturnStmt for v in r.values) \
-            and result_written(program, name):
+    if _returns_any(fx, {s.target}) and result_written(program, name):
         return f"{name}'s callers write through the result it returns"
     return None
 

@@ -27,6 +27,7 @@ the ``Var`` / ``Stmt`` objects themselves (identity), never by ``id()`` or a cou
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, NamedTuple
@@ -69,6 +70,15 @@ def operand_index(call: Call, keyword: str) -> int | str:
     registered op, else the name itself."""
     op = ops.lookup(call.op)
     return op.params.index(keyword) if op is not None and keyword in op.params else keyword
+
+
+def param_position(params: Sequence[str], key: int | str) -> int | str:
+    """The parameter number of operand ``key`` of a program function whose parameters are
+    named ``params``: a position as it is, a keyword argument the position of the parameter
+    of its name (the name itself when there is none)."""
+    if isinstance(key, int) or key not in params:
+        return key
+    return list(params).index(key)
 
 
 def call_operands(call: Call) -> list[tuple[int | str, Expr]]:
@@ -599,8 +609,7 @@ def _tile_operands(call: Call, summary: CallSummary | None) -> dict[int | str, V
             out[k] = a.var  # type: ignore[attr-defined]
     for name, a in call.kwargs:
         if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
-            k = summary.params.index(name) if summary is not None and name in summary.params \
-                else name
+            k = param_position(summary.params, name) if summary is not None else name
             out[k] = a.var  # type: ignore[attr-defined]
     return out
 
