@@ -960,15 +960,21 @@ def _stale_case(b: _RouteBuilder, route: str | None) -> None:
 
 def _stale_handoff(b: _RouteBuilder, route: str | None, h: int, w: int) -> str:
     """Hand the window ``win`` on as a value before the write — a one-trip loop's carry, an
-    if-merge with a fresh tile, a call returning its parameter — or not; the name the read
+    if-merge with a fresh tile, a call returning its parameter, a tuple element of a call's
+    result, a ``set_validshape`` view — or not; the name the read
     after the write uses.  A copy made at the hand-off is a snapshot from before the write.
-    Only the forced route's own kind of hand-off (any when unforced)."""
-    forms = {None: [None, "carry", "merge", "call"], "carry": [None, "carry"],
-             "merge": [None, "merge"], "call-result": [None, "call"]}.get(route, [None])
+    Only the forced route's own kind of hand-off (any when unforced; a view, which is no route
+    of its own, for the other routes)."""
+    forms = {None: [None, "carry", "merge", "call", "tuple", "view"],
+             "carry": [None, "carry"], "merge": [None, "merge"], "call-result": [None, "call"],
+             "tuple-element": [None, "tuple"]}.get(route, [None, "view"])
     form = b.pick(forms)
     if form is None:
         return "win"
     b.tags.add(f"stale-handoff-{form}")
+    if form == "view":
+        b.emit(f"wsv = pl.tile.set_validshape(win, [{h}, {w}])")
+        return "wsv"
     if form == "carry":
         b.emit("for k, (wc,) in pl.range(1, init_values=(win,)):")
         b.emit("    wv = pl.yield_(wc)")
@@ -982,6 +988,15 @@ def _stale_handoff(b: _RouteBuilder, route: str | None, h: int, w: int) -> str:
             b.emit(ln)
         return "wm"
     ty = _ty("Vec", h, w)
+    if form == "tuple":
+        fn = b.callee(f"pair_vec{h}x{w}", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def pair_vec{h}x{w}(self, t: {ty}, u: {ty}) -> tuple[{ty}, {ty}]:
+        return t, u
+""")
+        b.emit(f"wp = self.{fn}(win, win)")
+        b.emit("wt = wp[0]")
+        return "wt"
     fn = b.callee(f"id_vec{h}x{w}", f"""
     @pl.function(type=pl.FunctionType.InCore)
     def id_vec{h}x{w}(self, t: {ty}) -> {ty}:

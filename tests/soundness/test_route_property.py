@@ -118,9 +118,10 @@ def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -
 
             draw()
 
-    for kind in ("vec", "colx", "mat"):  # unforced: the read may happen in a callee
+    # unforced: the read may happen in a callee; a stale read may follow any of six hand-offs
+    for kind, n in (("vec", 15), ("colx", 15), ("mat", 15), ("stale", 40)):
 
-        @settings(max_examples=15, deadline=None, database=None, derandomize=True,
+        @settings(max_examples=n, deadline=None, database=None, derandomize=True,
                   suppress_health_check=list(HealthCheck))
         @given(route_cases(with_tags=True, kind=kind))
         def draw_unforced(case) -> None:
@@ -131,7 +132,8 @@ def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -
     extras = {s for steps in _EXTRA_STEPS.values() for s in steps}
     want = {*ROUTES, *extras, "valid_shape", "root-t12", "root-pinned", "carry-inside",
             "call-ident", "call-nested", "call-slice", "call-nested-slice", "callee-use", "stale-handoff-carry",
-            "stale-handoff-merge", "stale-handoff-call", "temporaries-callee"}
+            "stale-handoff-merge", "stale-handoff-call", "stale-handoff-tuple",
+            "stale-handoff-view", "temporaries-callee"}
     assert want <= seen, want - seen
 
 
