@@ -134,6 +134,7 @@ RULES = f"""
 (rule ((ScalarWrittenBy d n) (ViewOf d s)) ((ScalarWrittenBy s n))
       :ruleset written :name "scalar-written-through-view")
 
+
 ; An op the registry cannot classify may write any tile operand.  A window it
 ; reaches (directly, or through a view / alias / carry, as for a registered write) can be neither
 ; copied (a copy could swallow the write) nor used as an unaligned view (#1789): it stays only as
@@ -148,6 +149,18 @@ RULES = f"""
 (rule ((MayWrittenBy w n) (= w (NT k)) (= w (Win b r c h wd)) (MemOf w "Vec") (= 0 (ViewProven w)))
       ((UnclassifiedViolation k n) (WindowUnclassifiedViolation k))
       :ruleset checks :name "unclassified-operand-violation")
+
+; a program function's result that lives in an argument binding a framed parameter (ir.frames):
+; the function proved each window it hands back where it really lies, so a write through the
+; result reaches the argument's storage (its copies and reads are ordered by it) but asks no
+; view proof of the argument itself, as a scalar store's
+(relation FramedOf (Tile Tile))
+(rule ((WrittenBy d n) (FramedOf d s)) ((ScalarWrittenBy s n))
+      :ruleset written :name "written-through-framed-call")
+(rule ((ScalarWrittenBy d n) (FramedOf d s)) ((ScalarWrittenBy s n))
+      :ruleset written :name "scalar-written-through-framed-call")
+(rule ((MayWrittenBy d n) (FramedOf d s)) ((ScalarWrittenBy s n))
+      :ruleset written :name "may-written-through-framed-call")
 
 ; A window passed to a program function (``self.f(w)``, context CALL).  The
 ; callee is analysed on its own and takes its tile parameters for dense, 32-byte-aligned tiles of
@@ -248,6 +261,7 @@ LOAD = f"""
 (relation WrittenUse (i64))
 (rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
+(rule (({row("FramedEdgeRow")} d s)) ((FramedOf (NT d) (NT s))) :ruleset load :name "load-framed-edge")
 (rule (({row("AsIsWriteRow")} n t)) ((WrittenAsIs (NT t) n)) :ruleset load :name "load-as-is-write")
 (rule (({row("RawVecRow")} n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
       :ruleset load :name "load-raw-vector-use")

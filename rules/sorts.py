@@ -179,7 +179,7 @@ ROW_TABLES = {**{t: "i64 i64" for t in (
     "UseLoopRow", "UseWeightRow", "LoopWeightRow", "StableRow", "SymStableRow",  # rules.hoist
     "HoistRoomRow",
     "RawColxRow", "WriteRow", "ScalarWriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow",
-    "AsIsWriteRow")},  # rules.checks
+    "AsIsWriteRow", "FramedEdgeRow")},  # rules.checks
     **IDX_TABLES}
 TAGGED = shared_relations(ROW_TABLES, "In_")
 

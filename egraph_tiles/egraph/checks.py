@@ -231,7 +231,24 @@ def raise_violations(fn: Function, enc: Encoding, eg: eb.EGraph) -> None:
         sites, fields = SITES[relation]
         for site in sites(enc):
             if has_fact(eg, relation, site.key):
-                raise ValueError(message.format(**fields(fn, enc, eg, site)))
+                raise ValueError(message.format(**fields(fn, enc, eg, site)) + _frame_note(enc, site))
+
+
+def _frame_note(enc: Encoding, site) -> str:
+    """Where the parameter the violating window is taken of lies, when its calls frame it
+    (``ir.frames``): its windows were judged there, not as a tile of its own."""
+    st = enc.storage
+    var = site.window.stmt.target if isinstance(site, UseSite) else getattr(site, "var", None)
+    if st is None or not st.frames or not isinstance(var, Var):
+        return ""
+    lay = st.layout(var)
+    frame = st.frames.get(lay.root) if lay is not None else None
+    if frame is None:
+        return ""
+    bits = lay.root.type.dtype.storage_bits  # type: ignore[union-attr]
+    return (f" (Parameter {lay.root.name!r} is where every call passes it: rows "
+            f"{frame.strides[0] // bits} elements apart, its first element at byte "
+            f"{frame.start} of an aligned buffer; its windows are judged there.)")
 
 
 def _held(eg: eb.EGraph, relations: list[str]) -> set[str]:

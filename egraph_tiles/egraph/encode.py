@@ -23,8 +23,8 @@ from ..ir.types import MemorySpace, ScalarType, TileType, Type
 from ..rules.sorts import IDX_OPS, idx_table
 from .calls import result_uses, result_written, role_of, whole_source
 from .encode_calls import CallUses
-from .encode_facts import (by_stmt, canonical_slice, constant_idx, judged_from_storage, mat_named,
-                           raw_origins, raw_slice_parts, stated, written_edges)
+from .encode_facts import (by_stmt, canonical_slice, constant_idx, framed_arguments, judged_from_storage,
+                           mat_named, raw_origins, raw_slice_parts, reached_back, stated, written_edges)
 from .encoding import Encoding, ExtSite, UseSite, Window, WriteSite
 
 #: :meth:`Encoder.leaf_facts`: a tile in a fresh buffer (no memref, or the planning sentinel)
@@ -109,7 +109,11 @@ class Encoder(CallUses, StmtVisitor):
         #: origins): a matmul operand among them may fold into an extract (:meth:`cube_fold`)
         self._mat_named: set[Var] = mat_named(fx, storage) if storage else set()
         #: the values some window is judged by the storage of, as written (:meth:`use`)
-        self._judged: set[Var] = judged_from_storage(fx, storage) if storage else set()
+        framed = framed_arguments(fx, program)
+        self._judged: set[Var] = judged_from_storage(fx, storage, framed) if storage else set()
+        #: the values a framed parameter gets (ir.frames), and the plain aliases they are of:
+        #: an alias escape of a window among them is passed on as it is (:meth:`visit_AssignStmt`)
+        self._framed_aliases: set[Var] = reached_back(fx, framed, Share.ALIAS) if framed else set()
         #: the raw-slice uses stated before their slice's number is known (a loop's yield can
         #: carry a slice defined after the use): (table, use number, raw slice var), in order
         self._raw_pending: list[tuple[str, int, Var]] = []
@@ -120,6 +124,8 @@ class Encoder(CallUses, StmtVisitor):
         self._callee: dict[tuple[str, int | str], frozenset[str]] = {}
         self._returned: dict[str, int | None] = {}
         self._contexts: dict[tuple[str, int | str | None], ops.Role | None] = {}
+        #: (op, operand) -> whether it binds a framed parameter (:meth:`framed`)
+        self._framed: dict[tuple[str, int | str], bool] = {}
         #: window tile term -> the window a program function hands back of it (HAND_BACK context:
         #: :meth:`pass_context`)
         self._passed: dict[int, tuple] = {}
@@ -243,8 +249,9 @@ class Encoder(CallUses, StmtVisitor):
         now, in program order."""
         self._n = k = self._n + 1
         self.enc.tile_of[var] = k
-        if self.storage is not None and var in self.storage.layouts:
-            # a view, carry, merge, ...: its layout is its storage's, not its own type's
+        if self.storage is not None and (var in self.storage.layouts or var in self.storage.frames):
+            # a view, carry, merge, ... (or a parameter its calls frame, ir.frames): its layout
+            # is its storage's, not its own type's
             facts = self.view_facts(var)
             pitch, start = facts[2], facts[4]
             self._leaf_rows[k] = (var, facts,
@@ -303,7 +310,7 @@ class Encoder(CallUses, StmtVisitor):
         if not isinstance(t, TileType):
             return ("?", 0, None, None, None)
         mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
-        lay = self.storage.layouts.get(var)  # type: ignore[union-attr]
+        lay = self.storage.layout(var)  # type: ignore[union-attr]
         if lay is None or t.rank != 2 or len(lay.strides) != 2:
             return (mem, bits, None, None, None)
         stride_r, stride_c = lay.strides
@@ -313,7 +320,8 @@ class Encoder(CallUses, StmtVisitor):
         if stride_c != bits or stride_r % bits:
             return (mem, bits, None, None, None)
         pitch = stride_r // bits
-        root = self.leaf_facts(lay.root.type)[4]
+        frame = self.storage.frames.get(lay.root)  # type: ignore[union-attr]
+        root = self.leaf_facts(lay.root.type)[4] if frame is None else Const(frame.start)
         off = lay.offset_bytes()
         if off is None or root is None:
             start: object = None
@@ -556,7 +564,7 @@ class Encoder(CallUses, StmtVisitor):
         returned to the callers."""
         self.demand(dst)
         accessed = self._accessed
-        return any(v in accessed for v in self.storage.flows_to(dst, False))  # type: ignore[union-attr]
+        return any(v in accessed for v in self.storage.flows_to(dst, False, self._framed_call))  # type: ignore[union-attr]
 
     def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
         """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,
@@ -575,6 +583,10 @@ class Encoder(CallUses, StmtVisitor):
                 op = ops.lookup(call.op)
                 for k, a in call_operands(call):
                     if type(a) is VarRef and isinstance(a.var.type, TileType):  # type: ignore[attr-defined]
+                        if op is None and self.framed(call.op, k):
+                            # only windows are taken of it, each judged where it lies by the
+                            # function its calls frame (ir.frames)
+                            continue
                         if op is None or not (op.window is not None or _in_place_view(op)
                                               or op.family is ops.Family.SCALAR):
                             # read or written as a whole (not a window taken of it, a view
@@ -586,9 +598,14 @@ class Encoder(CallUses, StmtVisitor):
                         if r is not None:
                             roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
         out: list[tuple[ops.Role, Stmt, Var]] = []
-        for v in self.storage.flows_to(dst):  # type: ignore[union-attr]
+        for v in self.storage.flows_to(dst, skip=self._framed_call):  # type: ignore[union-attr]
             out += self._roles_of.get(v, ())
         return out
+
+    def _framed_call(self, e: Edge) -> bool:
+        """Whether ``e`` is a framed call's result edge (:meth:`framed_edge`): what the caller
+        does with the result is the function's return to judge, where the window lies."""
+        return e.kind is Share.CALL and self.framed_edge(e)
 
     def alias(self, dst: Var, src: Var) -> None:
         """``dst`` names ``src``'s tile: the same tile term, window and slice facts."""
@@ -643,6 +660,11 @@ class Encoder(CallUses, StmtVisitor):
         # (a call's edges are its write-back and view edges; only a view's may join a non-tile)
         for e in self._edges.get(stmt, ()):
             dst, src = e.dst, e.src
+            if e.kind is Share.CALL and self.framed_edge(e):
+                # (the function proved the windows it hands back where they lie: a write through
+                # the result is tracked into the argument, no view proof asked of it)
+                self._rows["FramedEdgeRow"].append((self.tile(dst), self.tile(src)))
+                continue
             if e.kind is not _VIEW:
                 self.edge(dst, src)
                 continue
@@ -754,8 +776,9 @@ class Encoder(CallUses, StmtVisitor):
                 self.alias(s.target, src)
             return
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
-            # a plain alias names the same tile; it is also an escape of a window
-            self.use(s, ("alias",), v, _ORD)
+            # a plain alias names the same tile; it is also an escape of a window (passed on as
+            # it is when a function its calls frame takes windows of it where it lies)
+            self.use(s, ("alias",), v, _PASS if s.target in self._framed_aliases else _ORD)
             self.alias(s.target, v.var)
             return
         if isinstance(s.target.type, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):

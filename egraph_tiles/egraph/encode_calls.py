@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..ir import ops
 from ..ir.effects import Share, call_of, call_operands, operand_index
 from ..ir.exprs import Call, Const, Var, VarRef, const_shape
+from ..ir.frames import framed_operand
 from ..ir.stmts import Stmt
 from ..ir.types import TileType
 from .calls import (call_result_returned_written, call_result_written, callee_name, own_uses, param_uses, part_of_window,
@@ -148,6 +149,8 @@ class CallUses:
         returns the tile itself, only what it does with it counts."""
         if not self.is_program_call(op) or index is None:  # (a keyword the registry lacks: None)
             return operand_context(op, index if isinstance(index, int) else None)
+        if self.framed(op, index):
+            return None  # (the function judges its windows where the argument lies: passed as it is)
         uses = self.callee_uses(op, index)
         if self.returned_param(op) == index:
             # (it returns the tile itself: the caller's uses of the result are uses of the
@@ -161,6 +164,14 @@ class CallUses:
             return ops.Role.HAND_BACK  # (it only hands a window of the tile back)
         return role
 
+    def framed(self, op: str, index: int | str) -> bool:
+        """Whether operand ``index`` of a call of ``op`` binds a parameter its calls frame
+        (``ir.frames``; read once per operand)."""
+        got = self._framed.get((op, index))
+        if got is None:
+            got = self._framed[op, index] = framed_operand(self.program, op, index)
+        return got
+
     def raw_call_uses(self, stmt: Stmt, call: Call) -> None:
         """A valid_shape / drop_dims slice passed to a program function is checked for what the
         function does with it: a col_expand use needs the identity copy, a vector use, an
@@ -168,7 +179,8 @@ class CallUses:
         through the argument's own addresses); an opaque use both."""
         # (a function that only hands a window of it back: what that window needs where it
         # lies is checked by :meth:`call_values`)
-        handed = {k for k, a in call_operands(call) if self.value_checked(call, k, a)
+        handed = {k for k, a in call_operands(call) if self.framed(call.op, k)
+                  or self.value_checked(call, k, a)
                   and self.context(call.op, k if isinstance(k, int) else None) is ops.Role.HAND_BACK}
         colx = {k for k, _ in call_operands(call) if k not in handed
                 and self.callee_uses(call.op, k) & {"colx", "opaque"}}
@@ -207,7 +219,7 @@ class CallUses:
         HAND_BACK, or COLX: windows of it col_expanded) is stated as a full-extent window of its own leaf, ``(CallValueRow k n)``, and,
         for HAND_BACK, the window handed back of it, ``(CallHandedRow k p)`` (``rules.calls``)."""
         for k, a in call_operands(call):
-            if not self.value_checked(call, k, a):
+            if not self.value_checked(call, k, a) or self.framed(call.op, k):
                 continue
             idx = k if isinstance(k, int) else operand_index(call, k)
             ctx = self.context(call.op, idx if isinstance(idx, int) else None)
@@ -261,6 +273,13 @@ class CallUses:
             self._raw_reach[raw] = got
         return got
 
+    def framed_edge(self, e) -> bool:
+        """Whether storage edge ``e`` is a program function call's result sharing an argument
+        that binds a framed parameter (``ir.frames``)."""
+        call = call_of(e.stmt)
+        return call is not None and any(type(a) is VarRef and a.var is e.src and self.framed(call.op, k)
+                                        for k, a in call_operands(call))
+
     def handed_back_edge(self, e) -> bool:
         """Whether storage edge ``e`` is a program function call's result sharing an argument
         the call gives the HAND_BACK context and :meth:`call_values` checks."""
@@ -271,6 +290,8 @@ class CallUses:
             return False
         for k, a in call_operands(call):
             if type(a) is VarRef and a.var is e.src:
+                if self.framed(call.op, k):
+                    return True  # (the function judges the windows it hands back where they lie)
                 idx = k if isinstance(k, int) else operand_index(call, k)
                 return isinstance(idx, int) and self.value_checked(call, k, a) \
                     and self.context(call.op, idx) is ops.Role.HAND_BACK
@@ -313,5 +334,10 @@ class CallUses:
             if isinstance(a, VarRef) and isinstance(a.var.type, TileType) \
                     and self.callee_uses(call.op, k) & {"write", "acc"}:
                 n = self.number()  # (before tile() may number a new leaf)
+                if self.framed(call.op, k):
+                    # the function proves each window it writes where it lies: the write is
+                    # only tracked here, as a scalar store's (no view proof asked of the argument)
+                    self.row("ScalarWriteRow", n, self.tile(a.var))
+                    continue
                 self.row("WriteRow", n, self.tile(a.var))
                 self.enc.writes.append(WriteSite(n, stmt, a.var, call.op))

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..ir import ops
-from ..ir.effects import Edge, Effects, Share, Write, call_of
+from ..ir.effects import Edge, Effects, Share, Write, call_of, call_operands
 from ..ir.exprs import Call, Const, Expr, ListExpr, Var, VarRef, const_int
+from ..ir.frames import framed_operand, param_frames
 from ..ir.storage import Storage
-from ..ir.stmts import AssignStmt, EvalStmt, Function, Stmt, child_bodies
+from ..ir.stmts import AssignStmt, EvalStmt, Function, Program, Stmt, child_bodies
 from ..ir.types import MemorySpace, TileType
 
 # enum members read once (per storage edge below)
@@ -122,12 +123,13 @@ def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
     leaf's class holds no other tile, a window's may hold other windows (equal ``Win`` terms,
     also after peeling or equal offsets), all of its shape — so reaching a window reaches every
     window of its shape."""
-    todo = [t for _, t in rows.get("WriteRow", ())] + [t for _, t in rows.get("MayWriteRow", ())]
+    todo = [t for _, t in rows.get("WriteRow", ())] + [t for _, t in rows.get("MayWriteRow", ())] \
+        + [t for _, t in rows.get("ScalarWriteRow", ())]
     if not todo:
         return []
     edges = rows["ViewEdgeRow"]
     out: defaultdict[int, list[int]] = defaultdict(list)
-    for d, s in edges:
+    for d, s in (*edges, *rows.get("FramedEdgeRow", ())):  # (a framed call's result: rules.checks)
         out[d].append(s)
     shape: dict[int, tuple[int, int]] = {}
     of_shape: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
@@ -174,12 +176,37 @@ def raw_origins(fx: Effects, storage: Storage, kept: bool = False) -> dict[Var, 
     return out
 
 
-def judged_from_storage(fx: Effects, storage: Storage) -> set[Var]:
+def framed_arguments(fx: Effects, program: Program | None) -> set[Var]:
+    """The values the function passes where a program function's parameter is framed by its
+    calls (``ir.frames``): that function judges its windows of them where they lie as written."""
+    if program is None or not param_frames(program):
+        return set()
+    return {a.var for s in fx.stmts if (call := call_of(s)) is not None
+            for k, a in call_operands(call) if type(a) is VarRef and framed_operand(program, call.op, k)}
+
+
+def reached_back(fx: Effects, values: set[Var], kind: Share) -> set[Var]:
+    """``values`` and every value they are made from along storage edges of ``kind``."""
+    into: dict[Var, list[Var]] = {}
+    for e in fx.edges:
+        if e.kind is kind:
+            into.setdefault(e.dst, []).append(e.src)
+    out, todo = set(values), list(values)
+    while todo:
+        for v in into.get(todo.pop(), ()):
+            if v not in out:
+                out.add(v)
+                todo.append(v)
+    return out
+
+
+def judged_from_storage(fx: Effects, storage: Storage, framed: set[Var] = frozenset()) -> set[Var]:  # type: ignore[assignment]
     """The values whose storage, as written, some window is judged by: a value a slice is taken
-    of whose own layout the storage analysis derives from another's (a view, a carry, a merge:
-    not a root), and every value that reaches one through storage edges (a window's escape into
-    a carry, a view, ...).  A copy where such a value is handed on would move what those windows
-    name (``Encoder.use``: such an escape stays the window itself, or is rejected)."""
+    of (or that is passed where a parameter is ``framed``) whose own layout the storage analysis
+    derives from another's (a view, a carry, a merge: not a root), and every value that reaches
+    one through storage edges (a window's escape into a carry, a view, ...).  A copy where such
+    a value is handed on would move what those windows name (``Encoder.use``: such an escape
+    stays the window itself, or is rejected)."""
     layouts = storage.layouts
 
     def judged(v: Var) -> bool:  # (the facts ``Encoder.view_facts`` states: row-major ones)
@@ -187,7 +214,8 @@ def judged_from_storage(fx: Effects, storage: Storage) -> set[Var]:
         return lay is not None and isinstance(t, TileType) and len(lay.strides) == 2 \
             and lay.strides[1] == t.dtype.storage_bits
 
-    todo = [e.src for e in fx.edges if e.kind is _SLICE and judged(e.src)]
+    todo = [e.src for e in fx.edges if e.kind is _SLICE and judged(e.src)] \
+        + [v for v in framed if judged(v)]
     if not todo:
         return set()
     into: dict[Var, list[Var]] = {}

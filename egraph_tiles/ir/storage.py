@@ -151,12 +151,16 @@ class Storage:
     kept_origins: dict[Var, frozenset[Var]] = field(default_factory=dict)
     #: the edges leaving each value (where it flows)
     out_edges: dict[Var, list[Edge]] = field(default_factory=dict)
+    #: the parameters whose layout their calls give (``ir.frames``): parameter -> Frame
+    frames: dict = field(default_factory=dict)
 
     def layout(self, v: Var) -> Layout | None:
-        """``v``'s layout: a root's is dense from its own start."""
+        """``v``'s layout: a root's is dense from its own start (a framed parameter's: its
+        frame's strides)."""
         if v in self.layouts:
             return self.layouts[v]
-        return root_layout(v)
+        f = self.frames.get(v)
+        return root_layout(v) if f is None else Layout(v, frozenset(), f.strides)
 
     def is_root(self, v: Var) -> bool:
         return v not in self.layouts
@@ -197,15 +201,15 @@ class Storage:
         return [e.dst for e in self.out_edges.get(v, ()) if e.stmt is loop
                 and e.kind is Share.LOOP_RESULT and e.index == index]
 
-    def flows_to(self, v: Var, same_layout_only: bool = True) -> list[Var]:
+    def flows_to(self, v: Var, same_layout_only: bool = True, skip=None) -> list[Var]:
         """The values ``v`` reaches through aliases, write-backs, carries, merges and edges of
         unknown kind (and views: only those keeping the layout, ``set_validshape``, when
-        ``same_layout_only``), ``v`` first."""
+        ``same_layout_only``; not the edges ``skip`` accepts), ``v`` first."""
         seen, todo, out = {v}, [v], [v]
         while todo:
             x = todo.pop()
             for e in self.out_edges.get(x, ()):
-                if e.kind is Share.SLICE or e.dst in seen:
+                if e.kind is Share.SLICE or e.dst in seen or skip is not None and skip(e):
                     continue
                 if e.kind is Share.VIEW and same_layout_only and not same_layout(e):
                     continue
@@ -362,11 +366,12 @@ def _transfer(e: Edge, src: object) -> object:
     return None  # an edge kind this analysis does not model: unknown
 
 
-def storage_of(fn: Function, fx: Effects) -> Storage:
+def storage_of(fn: Function, fx: Effects, frames: dict | None = None) -> Storage:
     """The storage facts of ``fn``: a fixpoint over the storage edges of ``fx`` (a worklist in
     program order; a value is revisited only when a value it is defined from changed, so only
-    loop back edges cost a second visit)."""
-    st = Storage(fx)
+    loop back edges cost a second visit).  ``frames``: the layouts its framed parameters' calls
+    give them (``ir.frames``)."""
+    st = Storage(fx, frames=frames or {})
     incoming: dict[Var, list[Edge]] = {}
     out_edges = st.out_edges
     for e in fx.edges:
@@ -383,7 +388,7 @@ def storage_of(fn: Function, fx: Effects) -> Storage:
         if x is not _BOTTOM or v in layouts:
             return x
         if v not in roots:
-            roots[v] = root_layout(v)
+            roots[v] = st.layout(v)
         return roots[v]
 
     # a value with every incoming value it needs: an iter-arg its initializer and its yield, an

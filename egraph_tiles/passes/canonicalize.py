@@ -27,6 +27,7 @@ from ..checks.relayout import check_relayouts
 from ..checks.windows import check_acc_windows
 from ..ir.copies import static_copy_bytes
 from ..ir.effects import Effects, function_effects
+from ..ir.frames import frames_of
 from ..ir.storage import positional_slices, storage_of
 from ..ir.summaries import call_summaries
 from ..ir.stmts import Function, Program
@@ -86,7 +87,8 @@ def _function(fn: Function, opts: Options, report: Report | None,
     # a Graphviz dump shows the engine's facts alone
     eg = check_acc_windows(fn, fx, program, keep=opts.dot_prefix is None)
     try:
-        enc = encode_function(fn, fx, program, storage_of(fn, fx)) if has_slice(fn) else None
+        enc = encode_function(fn, fx, program, storage_of(fn, fx, frames_of(program, fn))) \
+            if has_slice(fn) else None
     except BaseException:
         if eg is not None:
             schedule.release(eg)

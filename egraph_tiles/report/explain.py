@@ -265,9 +265,10 @@ def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int,
     pitch = _pitch(base)
     base_mult = base_bytes = None
     label = "MemRef byte offset"
-    if storage is not None and not storage.is_root(src):
-        # a view, carry or merge: its pitch and start are its storage's (ir.storage)
-        lay, bits = storage.layouts.get(src), window_bits(w)
+    if storage is not None and (not storage.is_root(src) or src in storage.frames):
+        # a view, carry or merge (or a parameter its calls frame, ir.frames): its pitch and
+        # start are its storage's (ir.storage)
+        lay, bits = storage.layout(src), window_bits(w)
         if lay is None or len(lay.strides) != 2 or lay.strides[1] != bits:
             return (f"its base {src.name!r} has no known row-major storage (a transpose, a "
                     "merge or carry of different windows, an unclassified op's result): "
@@ -275,10 +276,13 @@ def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int,
         pitch = lay.strides[0] // bits
         rt, off = lay.root.type, lay.offset_bytes()
         m = rt.memref if isinstance(rt, TileType) else None
-        start = 0 if m is None or m.is_sentinel else m.byte_offset if m.is_known else None
+        frame = storage.frames.get(lay.root)
+        start = frame.start if frame is not None else \
+            0 if m is None or m.is_sentinel else m.byte_offset if m.is_known else None
         off_c = const_int(off) if off is not None else None
         if off_c is not None and isinstance(start, int):
-            base_bytes, label = start + off_c, f"{src.name!r} starting"
+            where = " (where every call passes it)" if frame is not None else ""
+            base_bytes, label = start + off_c, f"{src.name!r}{where} starting"
             base_mult = pow2_part(base_bytes * 8)
     elif isinstance(base, TileType) and base.memref is not None and base.memref.is_known:
         base_bytes = base.memref.byte_offset

@@ -74,10 +74,13 @@ def nested_handback(col: int) -> et.ir.Program:
 
 def test_a_window_handed_to_a_function_whose_result_is_returned_to_a_writer_is_not_copied():
     # before: f copied w (row 1 of it is 260 B into t, unaligned) for g, and the kernel's write
-    # through f's result landed in the copy; now the copy is refused and the kernel rejected
+    # through f's result landed in the copy; now g judges its row where w puts it (g's
+    # parameter is framed by its call), finds it unaligned and rejects the kernel
     p = nested_handback(1)
     msg = rejection(p)
-    assert "slice 'w'" in msg and "f's callers write through the result it returns" in msg
+    assert "in function 'g', slice 's'" in msg and "written in place by the return" in msg
+    assert "Parameter 'u' is where every call passes it: rows 64 elements apart, its first " \
+           "element at byte 4" in msg
     assert unsound_because(lambda q: q, p, inputs_for(p), {}) is not None
 
 

@@ -1,0 +1,210 @@
+"""Parameter frames: where the tile a program function receives really lies, read from its calls.
+
+A function analysed on its own takes each tile parameter for a dense, 32-byte-aligned tile of
+its own.  When the parameter is in fact a window of a caller's tile (another row pitch, another
+start), every address the function judges of it is judged in the wrong frame, and the caller has
+to copy the window to make the assumption true — or, when the callee writes through it or hands
+part of it back to be written, reject the kernel.  A **frame** states the parameter's real
+layout instead: the bits between its rows and columns (``strides``) and the byte its first
+element sits at (``start``), as the storage analysis of every caller (``ir.storage``) finds the
+argument.
+
+A Vec tile parameter gets a frame when the function does nothing with the tile itself but take
+windows of it (every statement naming it, or a plain alias of it, is a ``tile.slice`` of it:
+each window is then judged by the function, at its real address) and every call of the function
+in the program passes an argument whose layout is known and the same at every call (strides and
+a constant start).  Its callers then pass the argument as it is (no use context: never copied
+for the call), and the function judges its windows in the frame.  Any other parameter keeps the
+dense-and-aligned assumption, and its callers make it true (``egraph.calls``).
+
+Frames are computed top-down over the call graph (a caller's own frames first: an argument that
+is a window of the caller's framed parameter lies where that frame says).  A function with no
+call in the program, or called inside a recursive cycle, frames nothing.  A tile parameter can
+only be bound by a call in the program: tiles live in on-chip memory, and a host launches a
+kernel with tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .effects import call_of, call_operands, callee_name, param_position
+from .exprs import Call, VarRef, const_int, const_shape
+from .stmts import Function, Program, walk
+from .storage import Layout, Storage, slice_args, storage_of
+from .summaries import call_summaries, whole_tile
+from .types import MemorySpace, TileType
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """Where a parameter's elements lie: ``strides`` bits per step of each dimension, its first
+    element at byte ``start`` of an aligned allocation (only its residue modulo the alignment is
+    ever read)."""
+
+    strides: tuple[int, ...]
+    start: int
+
+
+def param_frames(program: Program | None) -> dict[tuple[str, int], Frame]:
+    """The frame of every framed tile parameter of ``program``, by (function name, position)
+    (see the module docstring); computed once per program."""
+    sums = call_summaries(program)
+    if sums is None:
+        return {}
+    got = sums.memo.get(("frames",))
+    if got is None:
+        got = sums.memo[("frames",)] = _Frames(program).all()  # type: ignore[arg-type]
+    return got  # type: ignore[return-value]
+
+
+def frames_of(program: Program | None, fn: Function) -> dict:
+    """The frames of ``fn``'s parameters, by parameter variable."""
+    frames = param_frames(program)
+    return {p.var: frames[fn.name, k] for k, p in enumerate(fn.params) if (fn.name, k) in frames}
+
+
+def framed_operand(program: Program | None, op: str, index: int | str) -> bool:
+    """Whether operand ``index`` of a call of ``op`` binds a framed parameter of one of the
+    program's own functions: the caller passes it as it is."""
+    name = callee_name(op)
+    if program is None or name is None:
+        return False
+    try:
+        fn = program.function(name)
+    except KeyError:
+        return False
+    k = param_position([p.var.name for p in fn.params], index)
+    return isinstance(k, int) and (name, k) in param_frames(program)
+
+
+class _Frames:
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.sums = call_summaries(program)
+        self.done: dict[tuple[str, int], Frame | None] = {}
+        self.active: set[str] = set()
+        self.storages: dict[str, Storage] = {}
+        #: callee name -> [(caller, call statement's call)]
+        self.sites: dict[str, list[tuple[Function, Call]]] = {}
+        for fn in program.functions:
+            for s in walk(fn.body):
+                call = call_of(s)
+                name = callee_name(call.op) if call is not None else None
+                if name is not None:
+                    self.sites.setdefault(name, []).append((fn, call))  # type: ignore[arg-type]
+
+    def all(self) -> dict[tuple[str, int], Frame]:
+        out = {}
+        for fn in self.program.functions:
+            for k in range(len(fn.params)):
+                f = self.frame(fn, k)
+                if f is not None:
+                    out[fn.name, k] = f
+        return out
+
+    def frame(self, fn: Function, k: int) -> Frame | None:
+        key = (fn.name, k)
+        if key in self.done:
+            return self.done[key]
+        if fn.name in self.active:  # (a recursive cycle: no frame)
+            return None
+        self.active.add(fn.name)
+        try:
+            got = self._frame(fn, k)
+        finally:
+            self.active.discard(fn.name)
+        self.done[key] = got
+        return got
+
+    def _frame(self, fn: Function, k: int) -> Frame | None:
+        p = fn.params[k].var
+        t = p.type
+        if not isinstance(t, TileType) or t.memory is not MemorySpace.Vec or t.rank != 2 \
+                or const_shape(t) is None or self.sums.get(fn.name) is None:  # type: ignore[union-attr]
+            return None
+        if not _only_windowed(self.sums.effects(fn), fn, p):  # type: ignore[union-attr]
+            return None
+        names = [q.var.name for q in fn.params]
+        frames: set[Frame | None] = set()
+        for caller, call in self.sites.get(fn.name, ()):
+            args = [a for i, a in call_operands(call) if param_position(names, i) == k]
+            if len(args) != 1 or type(args[0]) is not VarRef:
+                return None
+            frames.add(self.argument(caller, args[0].var, t))  # type: ignore[attr-defined]
+            if len(frames) > 1 or None in frames:
+                return None
+        return next(iter(frames), None)
+
+    def argument(self, caller: Function, v, param_type: TileType) -> Frame | None:
+        """Where argument ``v`` of a call in ``caller`` lies (None: unknown)."""
+        vt = v.type
+        if not isinstance(vt, TileType) or vt.memory is not MemorySpace.Vec \
+                or vt.dtype.storage_bits != param_type.dtype.storage_bits:
+            return None
+        st = self.storage(caller)
+        lay: Layout | None = st.layout(v)
+        if lay is None or len(lay.strides) != 2:
+            return None
+        off = lay.offset_bytes()
+        off_c = const_int(off) if off is not None else None
+        start = self.root_start(caller, lay.root)
+        if off_c is None or start is None:
+            return None
+        return Frame(lay.strides, start + off_c)
+
+    def root_start(self, caller: Function, root) -> int | None:
+        """The byte a root's first element sits at (a fresh or planned buffer: 0, an aligned
+        allocation; a MemRef byte offset; a framed parameter: its frame's start)."""
+        for k, q in enumerate(caller.params):
+            if q.var is root:
+                f = self.frame(caller, k)
+                if f is not None:
+                    return f.start
+                break
+        t = root.type
+        if not isinstance(t, TileType):
+            return None
+        m = t.memref
+        if m is None or m.is_sentinel:
+            return 0
+        return m.byte_offset if isinstance(m.byte_offset, int) and m.byte_offset >= 0 else None
+
+    def storage(self, fn: Function) -> Storage:
+        st = self.storages.get(fn.name)
+        if st is None:
+            frames = {}
+            for k, q in enumerate(fn.params):
+                f = self.frame(fn, k)
+                if f is not None:
+                    frames[q.var] = f
+            st = self.storages[fn.name] = storage_of(fn, self.sums.effects(fn), frames)  # type: ignore[union-attr]
+        return st
+
+
+def _only_windowed(fx, fn: Function, p) -> bool:
+    """Whether every statement of ``fn`` that names ``p`` or a plain alias of it takes a window
+    of it (``tile.slice`` with it as the source) and nothing else."""
+    same = whole_tile(fx, p)
+    from .effects import Share  # (local: only here)
+    aliases = {p} | {e.dst for e in fx.edges if e.kind is Share.ALIAS and e.src in same}
+    if same - aliases:
+        return False  # (carried, merged or viewed as a whole)
+    from .exprs import free_vars
+    from .stmts import AssignStmt, stmt_exprs
+    for s in walk(fn.body):
+        named = {v for e in stmt_exprs(s) for v in free_vars(e)} & aliases
+        if not named:
+            continue
+        if isinstance(s, AssignStmt) and type(s.value) is VarRef and s.value.var in aliases:
+            continue  # a plain alias
+        call = call_of(s)
+        if call is None or call.op != "tile.slice" or not isinstance(s, AssignStmt):
+            return False
+        _shape, _off, got = slice_args(call)
+        src = got.get("src")
+        rest = [x for key, x in got.items() if key != "src"]
+        if type(src) is not VarRef or src.var not in aliases \
+                or any(v in aliases for x in rest for v in free_vars(x)):
+            return False
+    return True
