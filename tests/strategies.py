@@ -480,6 +480,8 @@ class _RouteBuilder:
         self.scalars: dict[str, int] = {"flag": 0, "c0": 0, "n": 0}
         self.domain: dict[str, list[int]] = {}
         self.src_shape = (16, 64)
+        self.src_root = "local"  # (which root _vec_root loaded)
+        self.pinned = 0  # (tiles :meth:`other` pinned at a MemRef byte offset)
         self.extra_params = ""
         self.capacity = False
         self.forced: str | None = None
@@ -524,10 +526,16 @@ class _RouteBuilder:
             return f"pl.tile.slice({src}, shape=[{h}, {w}], offset=[{r0}, {c0}]{valid})"
         return f"pl.tile.slice({src}, [{h}, {w}], offset=[{r0}, {c0}]{valid})"
 
-    def other(self, mem: str, r: int, c: int) -> str:
-        """A fresh tile of the given type (not a window)."""
+    def other(self, mem: str, r: int, c: int, pinned: bool = False) -> str:
+        """A fresh tile of the given type (not a window); ``pinned``: a Vec one at MemRef byte 16."""
         name = self.fresh("fr")
-        if mem == "Vec":
+        if mem == "Vec" and pinned:
+            # (16 B past a 16 KiB boundary of its own: clear of the root and of each other)
+            self.pinned += 1
+            self.emit(f"{name}: pl.Tile[[{r}, {c}], pl.FP32, pl.Mem.Vec, pl.MemRef("
+                      f"{16384 * self.pinned + 16})] = "
+                      f"pl.tile.load(o, [0, 0], [{r}, {c}], target_memory=pl.Mem.Vec)")
+        elif mem == "Vec":
             self.emit(f"{name} = pl.tile.load(o, [0, 0], [{r}, {c}], target_memory=pl.Mem.Vec)")
         elif mem == "Mat":
             self.emit(f"{name} = pl.tile.load(bo, [0, 0], [{r}, {c}], target_memory=pl.Mem.Mat)")
@@ -571,7 +579,7 @@ class _RouteBuilder:
             self.emit(f"{n} = {self.slice_text(name, (h, w), (r0, c0))}")
             return n, mem, h, w
         if route == "call-result":
-            form = self.pick(["ident", "nested", "slice", "nested-slice"])
+            form = self.pick(["ident", "nested", "slice", "nested-slice", "slice-shared"])
             self.tags.add(f"call-{form}")
             key = f"{mem.lower()}{r}x{c}"
             ident = self.callee(f"id_{key}", f"""
@@ -621,6 +629,17 @@ class _RouteBuilder:
         s = {self.slice_text("t", (h, w), (r0, c0))}
         return s
 """)
+            if form == "slice-shared":
+                # the function is called on a fresh tile too (one at a MemRef byte offset, or
+                # not): its calls disagree on where its parameter lies (ir.frames)
+                pinned = self.flip()
+                if pinned:
+                    self.tags.add("call-slice-pinned")
+                cs = self.fresh("cs")
+                self.emit(f"{cs} = self.{fn}({self.other(mem, r, c, pinned)})")
+                if mem == "Vec" and self.flip():  # (its result read too, or not)
+                    self.tags.add("call-slice-shared-read")
+                    self.emit(f"{self.fresh('ys')} = pl.tile.muls({cs}, 2.0)")
             self.emit(f"{n} = self.{fn}({name})")
             return n, mem, h, w
         if route == "tuple-element":
@@ -706,7 +725,7 @@ class _RouteBuilder:
 def _vec_root(b: _RouteBuilder) -> tuple[str, int, int]:
     """The Vec tile windows are cut from: [16, 64] (256-byte rows), [16, 12] (48-byte rows),
     or [16, 64] pinned at MemRef byte 16."""
-    which = b.pick(["local", "local", "t12", "pinned"])
+    which = b.src_root = b.pick(["local", "local", "t12", "pinned"])
     b.tags.add(f"root-{which}")
     if which == "t12":
         b.emit("root = pl.tile.load(y, [0, 0], [16, 12], target_memory=pl.Mem.Vec)")
@@ -720,7 +739,13 @@ def _vec_root(b: _RouteBuilder) -> tuple[str, int, int]:
     return "root", 16, 64
 
 
-def _vec_window(b: _RouteBuilder, R: int, C: int, valid_ok: bool) -> tuple[tuple, object]:
+def _vec_window(b: _RouteBuilder, R: int, C: int, valid_ok: bool,
+                whole_ok: bool = True) -> tuple[tuple, object]:
+    if whole_ok and b.src_root != "pinned" and b.int(0, 7) == 0:
+        # the root tile itself, no window of it: what a callee takes of it lies at the root's
+        # own pitch (a pinned root would be read unaligned as a whole: no program to optimize)
+        b.tags.add("whole-root")
+        return ("root", "Vec", R, C), (lambda: b.slice_text("root", (R, C), (0, 0)), (R, C))
     h = b.pick([x for x in (1, 2, 4, 8, 16) if x <= R])
     w = b.pick([x for x in (1, 4, 8, 12, 16, 32) if x <= C])
     r0 = b.int(0, R - h)
@@ -1191,7 +1216,7 @@ def route_cases(draw, route: str | None = None, with_tags: bool = False, kind: s
         b.tags.add(route)
     if kind in ("vec", "colx", "write"):
         _, R, C = _vec_root(b)
-        v, alt = _vec_window(b, R, C, valid_ok=kind != "write")
+        v, alt = _vec_window(b, R, C, valid_ok=kind != "write", whole_ok=route != "keyword")
         v = b.chain(kind, route if route != "callee-write" else None, v, alt)
         _consume_vec(b, kind, v)
         b.close()

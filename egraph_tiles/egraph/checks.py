@@ -238,17 +238,17 @@ def _frame_note(enc: Encoding, site) -> str:
     """Where the parameter the violating window is taken of lies, when its calls frame it
     (``ir.frames``): its windows were judged there, not as a tile of its own."""
     st = enc.storage
-    var = site.window.stmt.target if isinstance(site, UseSite) else getattr(site, "var", None)
-    if st is None or not st.frames or not isinstance(var, Var):
+    if st is None or not st.frames:
         return ""
-    lay = st.layout(var)
-    frame = st.frames.get(lay.root) if lay is not None else None
+    w = site.window if isinstance(site, UseSite) else enc.window_of.get(getattr(site, "var", None))
+    base = w.root.src if w is not None else None
+    lay = st.layout(base) if base is not None and base not in st.frames else None
+    param = lay.root if lay is not None else base
+    frame = st.frames.get(param)
     if frame is None:
         return ""
-    bits = lay.root.type.dtype.storage_bits  # type: ignore[union-attr]
-    return (f" (Parameter {lay.root.name!r} is where every call passes it: rows "
-            f"{frame.strides[0] // bits} elements apart, its first element at byte "
-            f"{frame.start} of an aligned buffer; its windows are judged there.)")
+    return (f" (Parameter {param.name!r} is where every call passes it: "
+            f"{frame.describe(param.type.dtype.storage_bits)}; its windows are judged there.)")
 
 
 def _held(eg: eb.EGraph, relations: list[str]) -> set[str]:

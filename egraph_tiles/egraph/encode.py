@@ -126,6 +126,8 @@ class Encoder(CallUses, StmtVisitor):
         self._contexts: dict[tuple[str, int | str | None], ops.Role | None] = {}
         #: (op, operand) -> whether it binds a framed parameter (:meth:`framed`)
         self._framed: dict[tuple[str, int | str], bool] = {}
+        #: frame -> the start of a parameter it frames, when the calls disagree on it
+        self._frame_starts: dict = {}
         #: window tile term -> the window a program function hands back of it (HAND_BACK context:
         #: :meth:`pass_context`)
         self._passed: dict[int, tuple] = {}
@@ -252,7 +254,8 @@ class Encoder(CallUses, StmtVisitor):
         if self.storage is not None and (var in self.storage.layouts or var in self.storage.frames):
             # a view, carry, merge, ... (or a parameter its calls frame, ir.frames): its layout
             # is its storage's, not its own type's
-            facts = self.view_facts(var)
+            frame = self.storage.frames.get(var)
+            facts = self.view_facts(var) if frame is None else self.frame_facts(var, frame)
             pitch, start = facts[2], facts[4]
             self._leaf_rows[k] = (var, facts,
                                   self.idx(pitch) if pitch is not None else None,
@@ -321,7 +324,7 @@ class Encoder(CallUses, StmtVisitor):
             return (mem, bits, None, None, None)
         pitch = stride_r // bits
         frame = self.storage.frames.get(lay.root)  # type: ignore[union-attr]
-        root = self.leaf_facts(lay.root.type)[4] if frame is None else Const(frame.start)
+        root = self.leaf_facts(lay.root.type)[4] if frame is None else self.frame_start(frame)
         off = lay.offset_bytes()
         if off is None or root is None:
             start: object = None
@@ -332,6 +335,38 @@ class Encoder(CallUses, StmtVisitor):
         else:
             start = BinOp("+", root, off)  # type: ignore[arg-type]
         return (mem, bits, Const(pitch), pitch, start)
+
+    def frame_facts(self, var: Var, frame) -> tuple[str, int, Expr | None, int | None, object]:
+        """:meth:`leaf_facts` of a parameter its calls frame (``ir.frames``): its row pitch and
+        start as the frame says, a multiple of an unknown where the calls disagree — none
+        when its columns are not one element apart (a transposed argument)."""
+        t = var.type
+        assert isinstance(t, TileType)
+        mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
+        dims = const_shape(t)
+        if not frame.strides:
+            return (mem, bits, None, None, None)
+        stride_r, stride_c = frame.strides
+        if dims is not None and dims[1] == 1:
+            stride_c = bits  # (one column: a column's rows are dense whatever its stride)
+        if stride_c != bits or stride_r % bits:
+            return (mem, bits, None, None, None)
+        if frame.row_exact:
+            pitch, cols = Const(stride_r // bits), stride_r // bits
+        else:
+            pitch, cols = BinOp("*", VarRef(Var(f"{var.name}_pitch")), Const(stride_r // bits)), None
+        return (mem, bits, pitch, cols, self.frame_start(frame, var.name))
+
+    def frame_start(self, frame, name: str = "param") -> Expr:
+        """The byte a framed parameter starts at: exact, or a multiple of the calls' common
+        divisor (of an unknown, one per frame)."""
+        if frame.start_exact:
+            return Const(frame.start)
+        got = self._frame_starts.get(frame)
+        if got is None:
+            got = self._frame_starts[frame] = BinOp("*", VarRef(Var(f"{name}_start")),
+                                                    Const(frame.start))
+        return got
 
     def window(self, stmt: AssignStmt, src: Var, rows: int, cols: int, row_off: Expr,
                col_off: Expr) -> None:

@@ -12,10 +12,14 @@ argument.
 A Vec tile parameter gets a frame when the function does nothing with the tile itself but take
 windows of it (every statement naming it, or a plain alias of it, is a ``tile.slice`` of it:
 each window is then judged by the function, at its real address) and every call of the function
-in the program passes an argument whose layout is known and the same at every call (strides and
-a constant start).  Its callers then pass the argument as it is (no use context: never copied
-for the call), and the function judges its windows in the frame.  Any other parameter keeps the
-dense-and-aligned assumption, and its callers make it true (``egraph.calls``).
+in the program passes an argument whose layout is known (strides and a constant start) with the
+same column stride.  Where the calls agree, the frame is exact; where they pass the tile at
+different row pitches or starts, the frame keeps what all of them share: the greatest common
+divisor of the row strides and of the starts (a window is then proven aligned only when it is
+so in every call's frame; a pitch the calls disagree on proves no window dense).  Its callers
+pass the argument as it is (no use context: never copied for the call), and the function judges
+its windows in the frame.  Any other parameter keeps the dense-and-aligned assumption, and its
+callers make it true (``egraph.calls``).
 
 Frames are computed top-down over the call graph (a caller's own frames first: an argument that
 is a window of the caller's framed parameter lies where that frame says).  A function with no
@@ -27,23 +31,64 @@ kernel with tensors.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import gcd
 
-from .effects import call_of, call_operands, callee_name, param_position
-from .exprs import Call, VarRef, const_int, const_shape
-from .stmts import Function, Program, walk
+from .effects import Share, call_of, call_operands, callee_name, param_position
+from .exprs import Call, VarRef, const_int, const_shape, free_vars
+from .stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from .storage import Layout, Storage, slice_args, storage_of
-from .summaries import call_summaries, whole_tile
+from .summaries import call_summaries, reached, whole_tile
+from .target import ALIGN_BYTES
 from .types import MemorySpace, TileType
 
 
 @dataclass(frozen=True, slots=True)
 class Frame:
     """Where a parameter's elements lie: ``strides`` bits per step of each dimension, its first
-    element at byte ``start`` of an aligned allocation (only its residue modulo the alignment is
-    ever read)."""
+    element at byte ``start`` of an aligned allocation.  ``row_exact`` / ``start_exact`` False:
+    the calls disagree, and the row stride / start is only known to be a multiple of that; no
+    ``strides``: the calls disagree on the column stride too, and nothing is known."""
 
     strides: tuple[int, ...]
     start: int
+    row_exact: bool = True
+    start_exact: bool = True
+    #: the calls pass it at different starts that agree modulo the alignment: ``start`` is
+    #: that residue (all an address proof reads of it)
+    residue: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return self.row_exact and self.start_exact
+
+    def describe(self, bits: int) -> str:
+        """Where the frame puts a parameter of ``bits``-bit elements, in words."""
+        if not self.strides:
+            return "its calls pass tiles laid out differently: nothing is known of where it lies"
+        if self.strides[-1] != bits:
+            return "its columns are not one element apart (a transposed tile): nothing is known"
+        rows = self.strides[0] // bits
+        start = (f"byte {self.start} modulo {ALIGN_BYTES}" if self.residue else
+                 f"byte {self.start}" if self.start_exact else f"a multiple of {self.start} bytes")
+        return (f"rows {rows if self.row_exact else f'a multiple of {rows}'} elements apart, "
+                f"its first element at {start} of an aligned buffer")
+
+
+def joined(frames: list[Frame]) -> Frame | None:
+    """The frame every one of ``frames`` is an instance of (see the module docstring): with no
+    strides (nothing known) when they disagree on a column stride; None for no frames."""
+    if not frames:
+        return None
+    if any(f.strides[1:] != frames[0].strides[1:] for f in frames):
+        return Frame((), 0, False, False)
+    rows = {f.strides[0] for f in frames}
+    # (only a start's residue modulo the alignment is ever read: calls that agree on it agree)
+    starts = {f.start for f in frames}
+    residues = {x % ALIGN_BYTES for x in starts}
+    row = (gcd(*rows), *frames[0].strides[1:])
+    if len(starts) == 1 or len(residues) > 1:
+        return Frame(row, gcd(*starts), len(rows) == 1, len(starts) == 1)
+    return Frame(row, residues.pop(), len(rows) == 1, residue=True)
 
 
 def param_frames(program: Program | None) -> dict[tuple[str, int], Frame]:
@@ -126,15 +171,19 @@ class _Frames:
         if not _only_windowed(self.sums.effects(fn), fn, p):  # type: ignore[union-attr]
             return None
         names = [q.var.name for q in fn.params]
-        frames: set[Frame | None] = set()
+        frames: list[Frame] = []
+        handed_only = _only_handed_back(self.sums.effects(fn), fn, p)  # type: ignore[union-attr]
         for caller, call in self.sites.get(fn.name, ()):
+            if handed_only and self.unused(caller, call):
+                continue  # (the call touches no byte of the tile: nothing reads what it hands back)
             args = [a for i, a in call_operands(call) if param_position(names, i) == k]
             if len(args) != 1 or type(args[0]) is not VarRef:
                 return None
-            frames.add(self.argument(caller, args[0].var, t))  # type: ignore[attr-defined]
-            if len(frames) > 1 or None in frames:
+            f = self.argument(caller, args[0].var, t)  # type: ignore[attr-defined]
+            if f is None:
                 return None
-        return next(iter(frames), None)
+            frames.append(f)
+        return joined(frames)
 
     def argument(self, caller: Function, v, param_type: TileType) -> Frame | None:
         """Where argument ``v`` of a call in ``caller`` lies (None: unknown)."""
@@ -144,6 +193,9 @@ class _Frames:
             return None
         st = self.storage(caller)
         lay: Layout | None = st.layout(v)
+        root = self.frame_of(caller, lay.root) if lay is not None else None
+        if root is not None and not root.exact:
+            return None  # (only a multiple is known of where the caller's own parameter lies)
         if lay is None or len(lay.strides) != 2:
             return None
         off = lay.offset_bytes()
@@ -153,15 +205,30 @@ class _Frames:
             return None
         return Frame(lay.strides, start + off_c)
 
+    def unused(self, caller: Function, call: Call) -> bool:
+        """Whether nothing in ``caller`` reads the result of ``call``."""
+        for s in walk(caller.body):
+            if call_of(s) is call:
+                if not isinstance(s, AssignStmt):
+                    return True
+                target = s.target
+                return not any(target in free_vars(e) for t in walk(caller.body) if t is not s
+                               for e in stmt_exprs(t))
+        return False
+
+    def frame_of(self, caller: Function, v) -> Frame | None:
+        """The frame of ``v`` when it is a framed parameter of ``caller``."""
+        for k, q in enumerate(caller.params):
+            if q.var is v:
+                return self.frame(caller, k)
+        return None
+
     def root_start(self, caller: Function, root) -> int | None:
         """The byte a root's first element sits at (a fresh or planned buffer: 0, an aligned
         allocation; a MemRef byte offset; a framed parameter: its frame's start)."""
-        for k, q in enumerate(caller.params):
-            if q.var is root:
-                f = self.frame(caller, k)
-                if f is not None:
-                    return f.start
-                break
+        f = self.frame_of(caller, root)
+        if f is not None:
+            return f.start
         t = root.type
         if not isinstance(t, TileType):
             return None
@@ -182,16 +249,28 @@ class _Frames:
         return st
 
 
+def _only_handed_back(fx, fn: Function, p) -> bool:
+    """Whether ``fn`` does nothing with ``p`` but take windows of it (windows of windows) and
+    return some of them: no op or call reads or writes any byte of it."""
+    part = reached(fx, {p}, lambda e: True)
+    for s in walk(fn.body):
+        if isinstance(s, ReturnStmt):
+            continue
+        call = call_of(s)
+        if any(v in part for e in stmt_exprs(s) for v in free_vars(e)) \
+                and (call is None or call.op != "tile.slice") \
+                and not (isinstance(s, AssignStmt) and type(s.value) is VarRef):
+            return False
+    return True
+
+
 def _only_windowed(fx, fn: Function, p) -> bool:
     """Whether every statement of ``fn`` that names ``p`` or a plain alias of it takes a window
     of it (``tile.slice`` with it as the source) and nothing else."""
     same = whole_tile(fx, p)
-    from .effects import Share  # (local: only here)
     aliases = {p} | {e.dst for e in fx.edges if e.kind is Share.ALIAS and e.src in same}
     if same - aliases:
         return False  # (carried, merged or viewed as a whole)
-    from .exprs import free_vars
-    from .stmts import AssignStmt, stmt_exprs
     for s in walk(fn.body):
         named = {v for e in stmt_exprs(s) for v in free_vars(e)} & aliases
         if not named:

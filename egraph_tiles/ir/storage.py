@@ -160,7 +160,10 @@ class Storage:
         if v in self.layouts:
             return self.layouts[v]
         f = self.frames.get(v)
-        return root_layout(v) if f is None else Layout(v, frozenset(), f.strides)
+        if f is None:
+            return root_layout(v)
+        # (a row stride the calls disagree on: unknown here, ``egraph.encode`` states its multiple)
+        return Layout(v, frozenset(), f.strides) if f.row_exact and f.strides else None
 
     def is_root(self, v: Var) -> bool:
         return v not in self.layouts

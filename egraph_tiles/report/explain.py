@@ -269,6 +269,11 @@ def _ord_reason(w: Window, copied: bool, eg: eb.EGraph, nbytes: int,
         # a view, carry or merge (or a parameter its calls frame, ir.frames): its pitch and
         # start are its storage's (ir.storage)
         lay, bits = storage.layout(src), window_bits(w)
+        frame = storage.frames.get(src)
+        if frame is not None and not frame.exact:
+            return (f"its base {src.name!r} is where every call passes it ({frame.describe(bits)}): "
+                    + (f"not provably aligned in every call → copy {nbytes} B" if copied else
+                       "aligned in every call → view"))
         if lay is None or len(lay.strides) != 2 or lay.strides[1] != bits:
             return (f"its base {src.name!r} has no known row-major storage (a transpose, a "
                     "merge or carry of different windows, an unclassified op's result): "

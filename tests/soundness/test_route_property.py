@@ -118,12 +118,14 @@ def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -
 
             draw()
 
-    # unforced: the read may happen in a callee; a stale read may follow any of six hand-offs
-    for kind, n in (("vec", 15), ("colx", 15), ("mat", 15), ("stale", 40)):
+    # unforced: the read may happen in a callee; a stale read may follow any of six hand-offs;
+    # and the forms of a call (a function called on another tile too, its result read or not)
+    for route, kind, n in ((None, "vec", 15), (None, "colx", 15), (None, "mat", 15),
+                           (None, "stale", 60), ("call-result", "write", 40)):
 
         @settings(max_examples=n, deadline=None, database=None, derandomize=True,
                   suppress_health_check=list(HealthCheck))
-        @given(route_cases(with_tags=True, kind=kind))
+        @given(route_cases(route, with_tags=True, kind=kind))
         def draw_unforced(case) -> None:
             seen.update(case[-1])
 
@@ -131,7 +133,8 @@ def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -
 
     extras = {s for steps in _EXTRA_STEPS.values() for s in steps}
     want = {*ROUTES, *extras, "valid_shape", "root-t12", "root-pinned", "carry-inside",
-            "call-ident", "call-nested", "call-slice", "call-nested-slice", "callee-use", "stale-handoff-carry",
+            "call-ident", "call-nested", "call-slice", "call-nested-slice", "call-slice-shared",
+            "call-slice-pinned", "call-slice-shared-read", "whole-root", "callee-use", "stale-handoff-carry",
             "stale-handoff-merge", "stale-handoff-call", "stale-handoff-tuple",
             "stale-handoff-view", "temporaries-callee"}
     assert want <= seen, want - seen
