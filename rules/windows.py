@@ -81,6 +81,9 @@ Derived, in the order the rules below build them:
 ``(w_zero_trip_arm L v src)`` / ``(w_back_arm L v src)``   the loop edges between equal extents
                       whose branch depends on the loop's trip count, not yet read (below);
 ``(w_branch v src b)``  v may name what src names, b being the branch point (``via`` code).
+``(w_arm b cond arm)``  branch point b takes arm ``arm`` of condition ``cond``: two ifs testing
+                        the same condition of the function's parameters share it (a loop's
+                        branch points have one each).
 ``(w_check s v P R C c via)``  an R x C window at column offset c of P is written by s.
 ``(w_probe P R C k)``          the same at a constant column offset k.
 ``(w_contig P R C k)``         THE positive rules: that window is contiguous in P's NZ layout.
@@ -139,6 +142,7 @@ SCHEMA = """
 (relation w_zero_trip_arm (i64 i64 i64))
 (relation w_back_arm (i64 i64 i64))
 (relation w_branch (i64 i64 i64))
+(relation w_arm (i64 i64 i64))
 (relation w_check (i64 i64 i64 i64 i64 Idx i64))
 (function w_ok (i64 i64 i64 Idx) i64 :merge (max old new))
 (relation w_probe (i64 i64 i64 i64))
@@ -296,11 +300,16 @@ RULES = """
 (rule ((w_back_arm L ia y) (= 0 (w_le1 L))) ((w_branch ia y (+ (* L 4) 2)))
       :ruleset w_may_rules :name "w-branch-back-edge")
 ; the windows src names on every path reach v through the branch; the ones src itself may name
-; through an earlier branch point keep that (first) one
+; through an earlier branch point keep that (first) one — unless the two branch points take
+; opposite arms of one condition (``if flag > 0`` then, later ``if flag > 0`` else: no run takes
+; both, so no window reaches v that way)
 (rule ((w_branch v src b) (w_may src p r c -1)) ((w_may v p r c b))
       :ruleset w_may_rules :name "w-may-branch")
-(rule ((w_branch v src b) (w_may src p r c via) (!= via -1)) ((w_may v p r c via))
-      :ruleset w_may_rules :name "w-may-branch-nested")
+(rule ((w_branch v src b) (w_may src p r c via) (!= via -1) (w_arm b cb ab) (w_arm via cv av)
+       (!= cb cv))
+      ((w_may v p r c via)) :ruleset w_may_rules :name "w-may-branch-nested")
+(rule ((w_branch v src b) (w_may src p r c via) (!= via -1) (w_arm b cb ab) (w_arm via cb ab))
+      ((w_may v p r c via)) :ruleset w_may_rules :name "w-may-branch-nested-same-arm")
 ; (the offsets the peel accumulates are folded by the ``windows`` stratum, which the schedule
 ; re-saturates between rounds of these rules)
 

@@ -122,7 +122,21 @@ def case(name: str, text: str, expect: Rejects | Says | None = None, **kw) -> ob
     return pytest.param(text, kw, expect, id=name)
 
 
+#: ``bad`` reaches ``m`` only through the then arm of a first ``if {c1}`` and ``m`` the accumulator
+#: only through the else arm of a second ``if {c2}``
+TWO_IFS = ("if {c1}:", "    f1 = pl.yield_(bad)", "else:", "    f1 = pl.yield_(good)",
+           "if {c2}:", "    m = pl.yield_(good)", "else:", "    m = pl.yield_(f1)",
+           "pl.tile.matmul_acc(m, lhs, rhs)", "return acc")
+
+
+def two_ifs(c1: str, c2: str) -> str:
+    return body(*GOOD_AND_BAD, *(ln.format(c1=c1, c2=c2) for ln in TWO_IFS))
+
+
 ACCEPTED = [
+    # (no run takes the then arm of the first and the else arm of the second)
+    case("window reaching the accumulator only through opposite arms of one condition",
+         two_ifs("n > 0", "n > 0"), extra=N),
     case("full row window at a column offset", window((16, 64), (16, 32), (0, 32))),
     case("single block column row window", window((32, 16), (16, 16), (16, 0)), cols=16),
     case("narrow window inside one block at an unaligned offset",
@@ -183,6 +197,13 @@ ACCEPTED = [
 
 
 REJECTED = [
+    case("window reaching the accumulator through the arms of two different conditions",
+         two_ifs("n > 0", "n > 1"), Says(("may name — when the `if` at line 9 takes its then arm",)),
+         extra=N),
+    # (only conditions on the function's parameters are known to hold the same value twice)
+    case("window reaching the accumulator through arms of one condition on a local scalar",
+         body(*GOOD_AND_BAD, "k = n + 0", *(ln.format(c1="k > 0", c2="k > 0") for ln in TWO_IFS)),
+         Says(("takes its then arm",)), extra=N),
     # a while loop may take its back edge; the yielded window is then the carry
     case("while loop back edge, naming the loop",
          body(*GOOD_AND_BAD, "for (c,) in pl.while_(init_values=(good,)):", "    pl.cond(n < 2)",
