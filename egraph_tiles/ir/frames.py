@@ -10,8 +10,9 @@ element sits at (``start``), as the storage analysis of every caller (``ir.stora
 argument.
 
 A Vec tile parameter gets a frame when the function does nothing with the tile itself but take
-windows of it (every statement naming it, or a plain alias of it, is a ``tile.slice`` of it:
-each window is then judged by the function, at its real address) and every call of the function
+windows of it (every statement naming it, or a plain alias of it, is a ``tile.slice`` of it, or
+a scalar ``tile.read`` / ``tile.write`` of one element: each window is then judged by the
+function, at its real address) and every call of the function
 in the program passes an argument whose layout is known (strides and a constant start) with the
 same column stride.  Where the calls agree, the frame is exact; where they pass the tile at
 different row pitches or starts, the frame keeps what all of them share: the greatest common
@@ -33,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import gcd
 
+from . import ops
 from .effects import Share, call_of, call_operands, callee_name, param_position
 from .exprs import Call, VarRef, const_int, const_shape, free_vars
 from .stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
@@ -278,6 +280,9 @@ def _only_windowed(fx, fn: Function, p) -> bool:
         if isinstance(s, AssignStmt) and type(s.value) is VarRef and s.value.var in aliases:
             continue  # a plain alias
         call = call_of(s)
+        op = ops.lookup(call.op) if call is not None else None
+        if op is not None and op.family is ops.Family.SCALAR:
+            continue  # (one element read or written where it lies: no address to judge)
         if call is None or call.op != "tile.slice" or not isinstance(s, AssignStmt):
             return False
         _shape, _off, got = slice_args(call)

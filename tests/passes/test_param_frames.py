@@ -238,3 +238,21 @@ pl.store(r, [0, 0], out)"""
     assert param_frames(p) == {("col8", 0): Frame((512, 32), 16, residue=True)}
     et.assert_structural_equal(et.optimize(p), p)
     assert verdicts(p) == (None, None)
+
+
+def test_one_element_a_function_writes_of_an_unaligned_window_reaches_the_window():
+    # tile.write stores one element where it lies (no alignment to prove): poke's parameter is
+    # framed, and w, 12 B in, is passed as it is (a copy would take the write)
+    callee = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def poke(self, t: pl.Tile[[16, 8], pl.FP32, pl.Mem.Vec]):
+        pl.tile.write(t, [1, 2], 7.0)
+"""
+    p = program("""
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w = pl.tile.slice(local, [16, 8], [0, 3])
+self.poke(w)
+pl.store(local, [0, 0], out)""", callee)
+    assert param_frames(p) == {("poke", 0): Frame((2048, 32), 12)}
+    et.assert_structural_equal(et.optimize(p), p)
+    assert verdicts(p) == (None, None)
