@@ -84,13 +84,18 @@ def joined(frames: list[Frame]) -> Frame | None:
     if any(f.strides[1:] != frames[0].strides[1:] for f in frames):
         return Frame((), 0, False, False)
     rows = {f.strides[0] for f in frames}
+    row = (gcd(*rows), *frames[0].strides[1:])
     # (only a start's residue modulo the alignment is ever read: calls that agree on it agree)
     starts = {f.start for f in frames}
+    residue = any(f.residue for f in frames)
+    if len(starts) == 1 and not residue:
+        return Frame(row, starts.pop(), len(rows) == 1)
     residues = {x % ALIGN_BYTES for x in starts}
-    row = (gcd(*rows), *frames[0].strides[1:])
-    if len(starts) == 1 or len(residues) > 1:
-        return Frame(row, gcd(*starts), len(rows) == 1, len(starts) == 1)
-    return Frame(row, residues.pop(), len(rows) == 1, residue=True)
+    if len(residues) == 1:
+        return Frame(row, residues.pop(), len(rows) == 1, residue=True)
+    # (a residue r is known only modulo the alignment: a multiple of gcd(r, alignment))
+    return Frame(row, gcd(*(gcd(f.start, ALIGN_BYTES) if f.residue else f.start for f in frames)),
+                 len(rows) == 1, False)
 
 
 def param_frames(program: Program | None) -> dict[tuple[str, int], Frame]:
@@ -205,7 +210,7 @@ class _Frames:
         start = self.root_start(caller, lay.root)
         if off_c is None or start is None:
             return None
-        return Frame(lay.strides, start + off_c)
+        return Frame(lay.strides, start + off_c, residue=root is not None and root.residue)
 
     def unused(self, caller: Function, call: Call) -> bool:
         """Whether nothing in ``caller`` reads the result of ``call``."""
