@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 
 from ..egraph.bindings import eb as bindings
 
-from ..ir.effects import (Edge, Effects, Share, call_of, function_effects, op_effect, param_position,
-                          trailing_yield)
-from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, TupleItem, Var, VarRef, const_int, free_vars
-from ..ir.format import format_expr
+from ..ir.effects import (Edge, Effects, Share, call_of, condition_key, function_effects, op_effect,
+                          param_position, trailing_yield)
+from ..ir.exprs import BinOp, Call, Const, Expr, ListExpr, Neg, TupleItem, Var, VarRef, const_int
 from ..ir.ops import OpTypeError, Storage, bind, lookup
 from ..ir.stmts import AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program, Span, Stmt, WhileStmt
 from ..ir.types import MemorySpace, ScalarType, TileType
@@ -255,17 +254,17 @@ class _Encoding:
         for (i, k), (t, el) in ((key, es) for key, es in arms.items() if len(es) == 2):
             self.row("w_if", i, k, self.var(t.src), self.var(el.src), self.var(t.dst))
 
-    def branch_points(self, params: set[Var]) -> None:
+    def branch_points(self) -> None:
         """``(w_arm b cond arm)`` for every branch point code ``b`` (rules.windows): an if's two
         arms take arms 0 / 1 of its condition, one id for every if testing the same expression
-        of the function's parameters only (never reassigned: the same value at each); any other
-        condition, and each branch point of a loop, has an id of its own."""
+        of the function's parameters only (``ir.effects.condition_key``); any other condition,
+        and each branch point of a loop, has an id of its own."""
         conds: dict[str, int] = {}
         for s in self.fx.stmts:
             i = self.stmt(s) if s is not None else None
             if isinstance(s, IfStmt):
                 own = len(conds) + 4 * i + 1_000_000  # (an id no shared condition takes)
-                key = format_expr(s.cond) if set(free_vars(s.cond)) <= params else None
+                key = condition_key(self.fx, s)
                 cid = conds.setdefault(key, len(conds)) if key is not None else own
                 self.row("w_arm", 4 * i, cid, 0)
                 self.row("w_arm", 4 * i + 1, cid, 1)
@@ -434,7 +433,7 @@ def encode(function: Function, fx: Effects | None = None,
                 enc.row("w_param", p.var.uid)
     enc.statements()
     enc.sharing()
-    enc.branch_points({p.var for p in function.params})
+    enc.branch_points()
     return enc
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..ir import ops
-from ..ir.effects import (Edge, Effects, Share, Write, call_of, call_operands, function_effects,
+from ..ir.effects import (Edge, Effects, Share, Write, branch_arm, call_of, call_operands, function_effects,
                           operand)
 from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, TupleItem, Var, VarRef, const_int,
                         const_shape)
@@ -476,8 +476,9 @@ class Encoder(CallUses, StmtVisitor):
         t = w.var.type
         mat = isinstance(t, TileType) and t.memory is MemorySpace.Mat
         dsts = self.storage.escapes(stmt, slot, var)  # type: ignore[union-attr]
+        arms = self.yield_arm(stmt, slot, var)
         for dst in dsts:
-            need = self.demand(dst)
+            need = self.demand(dst, arms)
             for roles, ctx, ok in ((_CUBE, ops.Role.CUBE_CALL, mat),
                                    (_COLX_LIKE, ops.Role.CALL, True),
                                    (_DENSE_LIKE, ops.Role.DENSE, True)):
@@ -486,11 +487,22 @@ class Encoder(CallUses, StmtVisitor):
                     return ctx, (dst, hit[1], hit[2])
         if self.hands_on(stmt, slot):
             outs = self.handed_to(stmt, slot, var)
-            if outs and not any(self.accessed(d) for d in outs):
+            if outs and not any(self.accessed(d, arms) for d in outs):
                 # nothing reads or writes what it flows into as a whole: only windows of it,
                 # judged at their own addresses from its storage as written
                 return _PASS, None
         return _ORD, None
+
+    def yield_arm(self, stmt: Stmt, slot: tuple, var: Var) -> frozenset:
+        """The branch a yield at ``slot`` of ``stmt`` hands ``var`` on by, when it ends an arm of
+        an ``if`` testing a condition of the parameters (``Storage.arm``): what the ``if``'s
+        result then flows into is reached along that arm only."""
+        if slot[0] != "yield":
+            return frozenset()
+        block = self.fx.points[stmt].path[-1]
+        owner = self.fx.blocks[block] if block < len(self.fx.blocks) else None
+        arm = branch_arm(self.fx, owner, var, slot[1]) if owner is not None else None
+        return frozenset({arm}) if arm is not None else frozenset()
 
     def handed_to(self, stmt: Stmt, slot: tuple, var: Var) -> list[Var]:
         """The values use ``slot`` of ``stmt`` defines from ``var``'s storage without copying
@@ -593,17 +605,18 @@ class Encoder(CallUses, StmtVisitor):
         written = self._written_vars
         return any(v in written for v in self.storage.flows_to(dst))  # type: ignore[union-attr]
 
-    def accessed(self, dst: Var) -> bool:
+    def accessed(self, dst: Var, arms: frozenset = frozenset()) -> bool:
         """Whether anything ``dst`` reaches (as :meth:`demand`) is read or written as a whole:
         an operand of any op but a slice, a same-layout view or a scalar one-element access, or
         returned to the callers."""
         self.demand(dst)
         accessed = self._accessed
-        return any(v in accessed for v in self.storage.flows_to(dst, False, self._framed_call))  # type: ignore[union-attr]
+        return any(v in accessed for v in self.storage.flows_to(dst, False, self._framed_call, arms))  # type: ignore[union-attr]
 
-    def demand(self, dst: Var) -> list[tuple[ops.Role, Stmt, Var]]:
+    def demand(self, dst: Var, arms: frozenset = frozenset()) -> list[tuple[ops.Role, Stmt, Var]]:
         """The operand roles of everything ``dst`` reaches (``ir.storage``: aliases,
-        write-backs, carries, merges, same-layout views), with the consumer and the operand."""
+        write-backs, carries, merges, same-layout views; ``arms``: reached by those branches,
+        ``Storage.flows_to``), with the consumer and the operand."""
         if self._roles_of is None:
             self._roles_of = roles = {}
             self._accessed = accessed = set()
@@ -633,7 +646,7 @@ class Encoder(CallUses, StmtVisitor):
                         if r is not None:
                             roles.setdefault(a.var, []).append((r, s, a.var))  # type: ignore[attr-defined]
         out: list[tuple[ops.Role, Stmt, Var]] = []
-        for v in self.storage.flows_to(dst, skip=self._framed_call):  # type: ignore[union-attr]
+        for v in self.storage.flows_to(dst, skip=self._framed_call, arms=arms):  # type: ignore[union-attr]
             out += self._roles_of.get(v, ())
         return out
 

@@ -33,7 +33,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import ops
-from .exprs import Call, Expr, TupleItem, Var, VarRef, const_int
+from .exprs import Call, Expr, TupleItem, Var, VarRef, const_int, free_vars
+from .format import format_expr
 from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies)
 from .types import TileType
@@ -135,6 +136,26 @@ def yielded_var(body: list[Stmt], k: int) -> Var | None:
     if y is None or k >= len(y.values) or not isinstance(y.values[k], VarRef):
         return None
     return y.values[k].var
+
+
+def condition_key(fx: "Effects", s: Stmt) -> str | None:
+    """The condition of ``if`` statement ``s`` as text, when it is an expression of the
+    function's parameters only: never reassigned, so two ifs testing it take the same arm in any
+    run; None otherwise."""
+    if not isinstance(s, IfStmt) or any(v in fx.defs for v in free_vars(s.cond)):
+        return None
+    return format_expr(s.cond)
+
+
+def branch_arm(fx: "Effects", s: Stmt, y: Var, k: int) -> tuple[str, int] | None:
+    """The arm of ``if`` statement ``s`` whose trailing yield alone passes ``y`` as value ``k``,
+    as ``(condition_key, 0 then / 1 else)``; None when both arms do or the condition has no
+    key."""
+    key = condition_key(fx, s)
+    if key is None:
+        return None
+    then, other = yielded_var(s.then_body, k) is y, yielded_var(s.else_body, k) is y  # type: ignore[attr-defined]
+    return None if then == other else (key, 0 if then else 1)
 
 
 class Share(Enum):

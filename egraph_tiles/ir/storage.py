@@ -31,7 +31,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from . import ops
-from .effects import Edge, Effects, Share, call_of, trailing_yield
+from .effects import Edge, Effects, Share, branch_arm, call_of, trailing_yield
 from .exprs import BinOp, Call, Const, Expr, ListExpr, Var, VarRef, const_int, const_shape
 from .mutator import StmtMutator
 from .stmts import AssignStmt, ForStmt, Function, IfStmt, Stmt, WhileStmt
@@ -153,6 +153,7 @@ class Storage:
     out_edges: dict[Var, list[Edge]] = field(default_factory=dict)
     #: the parameters whose layout their calls give (``ir.frames``): parameter -> Frame
     frames: dict = field(default_factory=dict)
+    _arms: dict = field(default_factory=dict)
 
     def layout(self, v: Var) -> Layout | None:
         """``v``'s layout: a root's is dense from its own start (a framed parameter's: its
@@ -204,22 +205,43 @@ class Storage:
         return [e.dst for e in self.out_edges.get(v, ()) if e.stmt is loop
                 and e.kind is Share.LOOP_RESULT and e.index == index]
 
-    def flows_to(self, v: Var, same_layout_only: bool = True, skip=None) -> list[Var]:
+    def flows_to(self, v: Var, same_layout_only: bool = True, skip=None,
+                 arms: frozenset = frozenset()) -> list[Var]:
         """The values ``v`` reaches through aliases, write-backs, carries, merges and edges of
         unknown kind (and views: only those keeping the layout, ``set_validshape``, when
-        ``same_layout_only``; not the edges ``skip`` accepts), ``v`` first."""
-        seen, todo, out = {v}, [v], [v]
+        ``same_layout_only``; not the edges ``skip`` accepts), ``v`` first.  ``arms``: the
+        branches ``v`` was reached by (:meth:`arm`); a route through the other arm of an ``if``
+        testing the same condition is run by no execution and not followed."""
+        seen, todo, out, got = {(v, arms)}, [(v, arms)], [v], {v}
         while todo:
-            x = todo.pop()
+            x, taken = todo.pop()
             for e in self.out_edges.get(x, ()):
-                if e.kind is Share.SLICE or e.dst in seen or skip is not None and skip(e):
+                if e.kind is Share.SLICE or skip is not None and skip(e):
                     continue
                 if e.kind is Share.VIEW and same_layout_only and not same_layout(e):
                     continue
-                seen.add(e.dst)
-                out.append(e.dst)
-                todo.append(e.dst)
+                now = taken
+                if e.kind is Share.IF_RESULT:
+                    arm = self.arm(e)
+                    if arm is not None:
+                        if (arm[0], 1 - arm[1]) in taken:
+                            continue
+                        now = taken | {arm}
+                if (e.dst, now) in seen:
+                    continue
+                seen.add((e.dst, now))
+                todo.append((e.dst, now))
+                if e.dst not in got:
+                    got.add(e.dst)
+                    out.append(e.dst)
         return out
+
+    def arm(self, e: Edge) -> tuple[str, int] | None:
+        """The branch an ``if`` result edge takes (``ir.effects.branch_arm``), read once."""
+        got = self._arms.get(e, _BOTTOM)
+        if got is _BOTTOM:
+            got = self._arms[e] = branch_arm(self.fx, e.stmt, e.src, e.index)
+        return got  # type: ignore[return-value]
 
     def route(self, src: Var, dst: Var) -> str | None:
         """How ``dst`` comes to name ``src``'s storage, in words (``"a loop carry, then the

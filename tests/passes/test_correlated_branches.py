@@ -1,0 +1,53 @@
+"""Two ``if`` statements testing the same condition of the function's parameters take the same
+arm in any run: a window handed into one arm of the first and on through the other arm of the
+second reaches nothing there (``Storage.flows_to`` with the arms taken; ``ir.effects``
+``branch_arm``).  A condition on anything else is not known to hold the same value twice."""
+
+from __future__ import annotations
+
+import egraph_tiles as et
+from dslkit import kernel, rejection
+from simkit import inputs_for, unsound_because
+
+PARAMS = ("a: pl.Tensor[[64, 16], pl.FP16], b: pl.Tensor[[16, 64], pl.FP16], "
+          "bo: pl.Tensor[[64, 64], pl.FP16], flag: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX], "
+          "out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]")
+#: the Mat window ``win`` reaches ``m1`` by the else arm of the first if, and ``m2`` takes ``m1``
+#: by the then arm of the second; ``m2`` is a matmul operand (a Mat window there has no data path)
+BODY = """
+a_mat = pl.tile.load(a, [0, 0], [64, 16], target_memory=pl.Mem.Mat)
+root = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+lt = pl.tile.extract(a_mat, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+win = pl.tile.slice(root, [16, 16], [0, 0])
+if flag > 0:
+    f1 = pl.tile.load(bo, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+    m1 = pl.yield_(f1)
+else:
+    m1 = pl.yield_(win)
+if {second}:
+    m2 = pl.yield_(m1)
+else:
+    f2 = pl.tile.load(bo, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+    m2 = pl.yield_(f2)
+o = pl.tile.matmul(lt, m2)
+pl.store(o, [0, 0], out)
+return out"""
+
+
+def program(second: str) -> et.ir.Program:
+    text = kernel(PARAMS, BODY.format(second=second), "pl.Tensor[[64, 64], pl.FP32]")
+    return et.verify_program(et.parse_program(text))
+
+
+def test_a_mat_window_reaching_a_matmul_only_through_opposite_arms_of_one_condition_is_accepted():
+    p = program("flag > 0")
+    et.assert_structural_equal(et.optimize(p), p)
+    for flag in (0, 1):
+        assert unsound_because(et.optimize, p, inputs_for(p), {"flag": flag, "n": 0}) is None
+
+
+def test_a_mat_window_reaching_a_matmul_through_arms_of_two_conditions_is_rejected():
+    # flag = 0, n = 1 takes the else arm of the first if and the then arm of the second
+    p = program("n > 0")
+    assert "Mat window 'win'" in rejection(p)
+    assert unsound_because(lambda q: q, p, inputs_for(p), {"flag": 0, "n": 1}) is not None
