@@ -65,6 +65,19 @@ def _in_place_view(op: ops.OpDef) -> bool:
     return op.family is ops.Family.VIEW and op.window is None and op.relayout is None
 
 
+def _row_pitch(t: TileType, strides: tuple[int, ...]) -> int | None:
+    """The elements between the rows of a 2-d tile of type ``t`` laid out with ``strides`` (bits),
+    when its columns are one element apart (row-major); None otherwise."""
+    bits = t.dtype.storage_bits
+    if t.rank != 2 or len(strides) != 2:
+        return None
+    stride_r, stride_c = strides
+    dims = const_shape(t)
+    if dims is not None and dims[1] == 1:
+        stride_c = bits  # (one column: its stride is never taken; a column's rows are dense)
+    return stride_r // bits if stride_c == bits and stride_r % bits == 0 else None
+
+
 class Encoder(CallUses, StmtVisitor):
     def __init__(self, fx: Effects, program: Program | None = None,
                  storage: Storage | None = None) -> None:
@@ -314,15 +327,9 @@ class Encoder(CallUses, StmtVisitor):
             return ("?", 0, None, None, None)
         mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
         lay = self.storage.layout(var)  # type: ignore[union-attr]
-        if lay is None or t.rank != 2 or len(lay.strides) != 2:
+        pitch = _row_pitch(t, lay.strides) if lay is not None else None
+        if pitch is None:
             return (mem, bits, None, None, None)
-        stride_r, stride_c = lay.strides
-        dims = const_shape(t)
-        if dims is not None and dims[1] == 1:
-            stride_c = bits  # (one column: its stride is never taken; a column's rows are dense)
-        if stride_c != bits or stride_r % bits:
-            return (mem, bits, None, None, None)
-        pitch = stride_r // bits
         frame = self.storage.frames.get(lay.root)  # type: ignore[union-attr]
         root = self.leaf_facts(lay.root.type)[4] if frame is None else self.frame_start(frame)
         off = lay.offset_bytes()
@@ -343,19 +350,13 @@ class Encoder(CallUses, StmtVisitor):
         t = var.type
         assert isinstance(t, TileType)
         mem, bits = t.memory.value if t.memory is not None else "?", t.dtype.storage_bits
-        dims = const_shape(t)
-        if not frame.strides:
-            return (mem, bits, None, None, None)
-        stride_r, stride_c = frame.strides
-        if dims is not None and dims[1] == 1:
-            stride_c = bits  # (one column: a column's rows are dense whatever its stride)
-        if stride_c != bits or stride_r % bits:
+        rows = _row_pitch(t, frame.strides)
+        if rows is None:
             return (mem, bits, None, None, None)
         if frame.row_exact:
-            pitch, cols = Const(stride_r // bits), stride_r // bits
-        else:
-            pitch, cols = BinOp("*", VarRef(Var(f"{var.name}_pitch")), Const(stride_r // bits)), None
-        return (mem, bits, pitch, cols, self.frame_start(frame, var.name))
+            return (mem, bits, Const(rows), rows, self.frame_start(frame, var.name))
+        pitch = BinOp("*", VarRef(Var(f"{var.name}_pitch")), Const(rows))  # (a multiple of rows)
+        return (mem, bits, pitch, None, self.frame_start(frame, var.name))
 
     def frame_start(self, frame, name: str = "param") -> Expr:
         """The byte a framed parameter starts at: exact, or a multiple of the calls' common
