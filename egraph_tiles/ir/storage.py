@@ -76,6 +76,9 @@ class Layout:
 
 #: not computed yet (the analysis' bottom: an iter-arg before its yield is seen)
 _BOTTOM = object()
+#: the (value, arms taken) states :meth:`Storage.flows_to` follows before it stops telling
+#: routes apart by their arms (each condition of the parameters doubles them)
+_MAX_ARM_STATES = 4096
 
 
 def dense_strides(shape: tuple[Expr, ...], bits: int) -> tuple[int, ...] | None:
@@ -213,15 +216,19 @@ class Storage:
         branches ``v`` was reached by (:meth:`arm`); a route through the other arm of an ``if``
         testing the same condition is run by no execution and not followed."""
         seen, todo, out, got = {(v, arms)}, [(v, arms)], [v], {v}
+        track = True
         while todo:
             x, taken = todo.pop()
+            if track and len(seen) > _MAX_ARM_STATES:
+                # (too many distinct routes: every route is followed, as if no two ifs agreed)
+                track = False
             for e in self.out_edges.get(x, ()):
                 if e.kind is Share.SLICE or skip is not None and skip(e):
                     continue
                 if e.kind is Share.VIEW and same_layout_only and not same_layout(e):
                     continue
-                now = taken
-                if e.kind is Share.IF_RESULT:
+                now = taken if track else frozenset()
+                if track and e.kind is Share.IF_RESULT:
                     arm = self.arm(e)
                     if arm is not None:
                         if (arm[0], 1 - arm[1]) in taken:
