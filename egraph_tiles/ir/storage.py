@@ -462,8 +462,8 @@ def storage_of(fn: Function, fx: Effects, frames: dict | None = None) -> Storage
                     queue.append(d)
                     queued.add(d)
     st.layouts = {v: (x if isinstance(x, Layout) else None) for v, x in layouts.items()}
-    st.origins = _origins(fx, incoming, out_edges)
-    st.kept_origins = _origins(fx, incoming, out_edges, kept=True)
+    st.origins = _origins(st)
+    st.kept_origins = _origins(st, kept=True)
     return st
 
 
@@ -483,29 +483,16 @@ def _followed(e: Edge) -> bool:
         k not in ("src", "shape", "offset") for k, _ in call.kwargs))
 
 
-def _origins(fx: Effects, incoming: dict[Var, list[Edge]],
-             out_edges: dict[Var, list[Edge]], kept: bool = False) -> dict[Var, frozenset[Var]]:
-    """The slices each value may name: a slice itself; anything else the union over its
-    incoming edges (a worklist from the slices forward).  ``kept``: only through edges that keep
-    the value the slice itself (no view with a layout of its own)."""
+def _origins(st: Storage, kept: bool = False) -> dict[Var, frozenset[Var]]:
+    """The slices each value may name: a slice itself; anything else each followed slice
+    (:func:`_followed`) reaches through every edge but a slice's own (``Storage.flows_to``: not
+    through opposite arms of one condition).  ``kept``: only through edges that keep the value
+    the slice itself (no view with a layout of its own)."""
     out: dict[Var, set[Var]] = {}
-    todo = []
-    for e in fx.edges:
+    for e in st.fx.edges:
         if e.kind is Share.SLICE and _followed(e):
-            out[e.dst] = {e.dst}
-            todo.append(e.dst)
-    while todo:
-        v = todo.pop()
-        names = out[v]
-        for e in out_edges.get(v, ()):
-            d = e.dst
-            if e.kind is Share.SLICE or d not in incoming \
-                    or kept and e.kind is Share.VIEW and not same_layout(e):
-                continue
-            cur = out.setdefault(d, set())
-            if not names <= cur:
-                cur |= names
-                todo.append(d)
+            for v in st.flows_to(e.dst, same_layout_only=kept):
+                out.setdefault(v, set()).add(e.dst)
     return {v: frozenset(s) for v, s in out.items() if s}
 
 

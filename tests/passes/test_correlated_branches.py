@@ -51,3 +51,43 @@ def test_a_mat_window_reaching_a_matmul_through_arms_of_two_conditions_is_reject
     p = program("n > 0")
     assert "Mat window 'win'" in rejection(p)
     assert unsound_because(lambda q: q, p, inputs_for(p), {"flag": 0, "n": 1}) is not None
+
+
+RAW = """
+root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+win = pl.tile.slice(root, [1, 1], [0, 1], valid_shape=[1, 1])
+if flag > 0:
+    f1 = pl.tile.load(o, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
+    m1 = pl.yield_(f1)
+else:
+    m1 = pl.yield_(win)
+if {second}:
+    m2 = pl.yield_(m1)
+else:
+    f2 = pl.tile.load(o, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
+    m2 = pl.yield_(f2)
+y = pl.tile.muls(m2, 2.0)
+pl.store(y, [0, 0], out)
+return out"""
+RAW_PARAMS = ("x: pl.Tensor[[16, 64], pl.FP32], o: pl.Tensor[[64, 64], pl.FP32], "
+              "flag: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX], "
+              "out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]")
+
+
+def raw_program(second: str) -> et.ir.Program:
+    text = kernel(RAW_PARAMS, RAW.format(second=second), "pl.Tensor[[64, 64], pl.FP32]")
+    return et.verify_program(et.parse_program(text))
+
+
+def test_an_unaligned_valid_shape_slice_reaching_a_vector_op_only_through_opposite_arms_is_accepted():
+    # (win, 4 B in, is never copied: on the one route to tile.muls it would be read unaligned)
+    p = raw_program("flag > 0")
+    et.assert_structural_equal(et.optimize(p), p)
+    for flag in (0, 1):
+        assert unsound_because(et.optimize, p, inputs_for(p), {"flag": flag, "n": 0}) is None
+
+
+def test_an_unaligned_valid_shape_slice_reaching_a_vector_op_through_two_conditions_is_rejected():
+    p = raw_program("n > 0")
+    assert "slice 'win'" in rejection(p)
+    assert unsound_because(lambda q: q, p, inputs_for(p), {"flag": 0, "n": 1}) is not None
