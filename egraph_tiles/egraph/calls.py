@@ -39,6 +39,7 @@ from ..ir import ops
 from ..ir.effects import PREFIX, Effects, Share, call_of, call_operands, callee_name, param_position
 from ..ir.summaries import call_summaries, constant_window, reached, whole_tile
 from ..ir.exprs import Call, TupleItem, Var, VarRef, free_vars
+from ..ir.frames import framed_operand
 from ..ir.storage import same_layout
 from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, walk
 from ..ir.types import TileType
@@ -114,11 +115,13 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
     starts = param if isinstance(param, set) else {param}  # (several: their uses together)
     same = whole_tile(fx, *starts)
     uses: set[str] = set()
-    part = _derived(fx, starts)  # (the values in the tile's storage made from it)
+    # (the values in the tile's storage made from it — not through what a function its calls
+    # frame hands back: that function judged it where it lies, ir.frames)
+    part = _derived(fx, starts, program=program)
     # (those that may still be the tile or a window of it as laid out: a col_expand op
     # materializes lazily only such a value, not a transpose_view or a reshape of it)
-    kept = _derived(fx, starts, kept=True)
-    if any(_pitch_bound(e) for e in fx.edges if e.src in part):
+    kept = _derived(fx, starts, kept=True, program=program)
+    if any(_pitch_bound(e) for e in fx.edges if e.src in part and not _framed_result(program, e)):
         uses.add("sliced")
     for s in walk(fn.body):
         call = call_of(s)
@@ -246,12 +249,26 @@ def part_of_window(fx: Effects) -> set[Var]:
     return out
 
 
-def _derived(fx: Effects, starts: set[Var], kept: bool = False) -> set[Var]:
+def _derived(fx: Effects, starts: set[Var], kept: bool = False,
+             program: Program | None = None) -> set[Var]:
     """``starts`` and every value made from them along storage edges (aliases, views, windows,
     carries, merges, call results): the values through which something reaches their storage
     — not the tiles they are windows of.  ``kept``: not through a view that lays the elements
-    out anew (``transpose_view``, a reshape; ``ir.storage.Storage.kept_origins``)."""
-    return reached(fx, starts, lambda e: not (kept and e.kind is Share.VIEW and not same_layout(e)))
+    out anew (``transpose_view``, a reshape; ``ir.storage.Storage.kept_origins``).  With
+    ``program``: not through the result of a call whose operand binds a framed parameter."""
+    return reached(fx, starts, lambda e: not (kept and e.kind is Share.VIEW and not same_layout(e))
+                   and not (program is not None and _framed_result(program, e)))
+
+
+def _framed_result(program: Program, e) -> bool:
+    """Whether storage edge ``e`` is a program function call's result sharing an operand that
+    binds a framed parameter (``ir.frames``)."""
+    if e.kind is not Share.CALL:
+        return False
+    call = call_of(e.stmt)
+    return call is not None and any(type(a) is VarRef and a.var is e.src
+                                    and framed_operand(program, call.op, k)
+                                    for k, a in call_operands(call))
 
 
 def result_uses(program: Program, name: str, element: int | None) -> frozenset[str]:
@@ -340,7 +357,10 @@ def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset,
     if op is None:
         if callee_name(op_name) is not None:
             # (``own``: what that function itself does, not its callers with its result)
-            return set(own_uses(program, op_name, k) if own else _uses(program, op_name, k, seen))
+            got = set(own_uses(program, op_name, k) if own else _uses(program, op_name, k, seen))
+            # a framed parameter's windows are judged where the argument lies (ir.frames): only
+            # its writes reach the argument
+            return got & {"write", "acc"} if framed_operand(program, op_name, k) else got
         return {"opaque"}
     out: set[str] = set()
     if k == op.reuses_arg:

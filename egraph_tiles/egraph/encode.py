@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..ir import ops
-from ..ir.effects import (Edge, Effects, Share, Write, branch_arm, call_of, call_operands, function_effects,
-                          operand)
+from ..ir.effects import (Edge, Effects, Share, Write, branch_arm, call_of, call_operands, function_effects)
 from ..ir.exprs import (BinOp, Call, Const, Expr, ListExpr, TupleItem, Var, VarRef, const_int,
                         const_shape)
 from ..ir.mutator import StmtVisitor
@@ -139,6 +138,8 @@ class Encoder(CallUses, StmtVisitor):
         self._contexts: dict[tuple[str, int | str | None], ops.Role | None] = {}
         #: (op, operand) -> whether it binds a framed parameter (:meth:`framed`)
         self._framed: dict[tuple[str, int | str], bool] = {}
+        #: a program function call's result -> the statements reading its tuple elements
+        self._items: dict[Var, set] = {}
         #: frame -> the start of a parameter it frames, when the calls disagree on it
         self._frame_starts: dict = {}
         #: window tile term -> the window a program function hands back of it (HAND_BACK context:
@@ -453,7 +454,10 @@ class Encoder(CallUses, StmtVisitor):
                 enc.call_keep[name] = how
                 self._rows["CallKeepRow"].append((name,))
         if ctx is not _PASS and ctx is not ops.Role.CUBE_CALL and self._judged:
-            dst = next((d for d in self.handed_to(stmt, slot, var) if d in self._judged), None)
+            outs = self.handed_to(stmt, slot, var)
+            if slot[0] in _ARGS:  # (and what a program function hands back of it)
+                outs = outs + self.call_results(stmt, var)
+            dst = next((d for d in outs if d in self._judged), None)
             if dst is not None:
                 # windows of what it flows into are judged at its address as written: a copy
                 # here would move what they name (and take their writes)
@@ -810,7 +814,7 @@ class Encoder(CallUses, StmtVisitor):
                 return
             if self.call_uses(s, v):  # a program function, which may return a parameter
                 k = self.returned_param(v.op)
-                a = operand(v, k) if k is not None else None
+                a = self.program_operand(v, k) if k is not None else None
                 if a is not None and isinstance(a.type, TileType):
                     # the function returns its parameter k: the result is the argument's tile
                     self.alias(s.target, a)

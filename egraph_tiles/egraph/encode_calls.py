@@ -7,10 +7,10 @@ or, for one of the program's own functions, from what that function does with th
 from __future__ import annotations
 
 from ..ir import ops
-from ..ir.effects import Share, call_of, call_operands, operand_index
-from ..ir.exprs import Call, Const, Var, VarRef, const_shape
+from ..ir.effects import Share, call_of, call_operands, operand_index, param_position
+from ..ir.exprs import Call, Const, TupleItem, Var, VarRef, const_shape
 from ..ir.frames import framed_operand
-from ..ir.stmts import Stmt
+from ..ir.stmts import AssignStmt, Stmt
 from ..ir.types import TileType
 from .calls import (call_result_returned_written, call_result_written, callee_name, own_uses, param_uses, part_of_window,
                     passed_window, returned_param, role_of)
@@ -152,17 +152,36 @@ class CallUses:
         if self.framed(op, index):
             return None  # (the function judges its windows where the argument lies: passed as it is)
         uses = self.callee_uses(op, index)
-        if self.returned_param(op) == index:
+        if self.returned_param(op) == self.position(op, index):
             # (it returns the tile itself: the caller's uses of the result are uses of the
             # window there, checked where they are; only what the function itself does counts)
             uses = own_uses(self.program, op, index) - {"colx-part"}  # type: ignore[arg-type]
             if not uses:
                 return None  # (it does nothing with it: the window is passed as it is)
+        if not uses:
+            return None  # (nothing is done with the tile: passed as it is)
         role = role_of(uses)
         if role in (ops.Role.CALL, ops.Role.ORD, ops.Role.COLX) \
                 and passed_window(self.program, op, index) is not None:
             return ops.Role.HAND_BACK  # (it only hands a window of the tile back)
         return role
+
+    def position(self, op: str, index: int | str) -> int | str:
+        """The parameter position operand ``index`` of a call of program function ``op`` binds
+        (a keyword argument: its parameter's, by name)."""
+        if isinstance(index, int) or self.program is None:
+            return index
+        try:
+            fn = self.program.function(callee_name(op))  # type: ignore[arg-type]
+        except KeyError:
+            return index
+        return param_position([p.var.name for p in fn.params], index)
+
+    def program_operand(self, call: Call, k: int) -> Var | None:
+        """The variable passed for parameter ``k`` of a program function call (positionally or
+        by keyword)."""
+        return next((a.var for i, a in call_operands(call)  # type: ignore[attr-defined]
+                     if type(a) is VarRef and self.position(call.op, i) == k), None)
 
     def framed(self, op: str, index: int | str) -> bool:
         """Whether operand ``index`` of a call of ``op`` binds a parameter its calls frame
@@ -272,6 +291,21 @@ class CallUses:
                         todo.append(d)
             self._raw_reach[raw] = got
         return got
+
+    def call_results(self, stmt: Stmt, var: Var) -> list[Var]:
+        """The values a program function call ``stmt`` hands back of its operand ``var``'s
+        storage: its result, and the elements read of a returned tuple (their ``CALL`` edges,
+        ``ir.effects``)."""
+        if not isinstance(stmt, AssignStmt) or call_of(stmt) is None:
+            return []
+        items = self._items.get(stmt.target)
+        if items is None:
+            items = self._items[stmt.target] = {
+                t for t in self.fx.stmts if isinstance(t, AssignStmt)
+                and isinstance(t.value, TupleItem) and isinstance(t.value.value, VarRef)
+                and t.value.value.var is stmt.target}
+        return [e.dst for e in self.storage.out_edges.get(var, ())  # type: ignore[union-attr]
+                if e.kind is Share.CALL and (e.stmt is stmt or e.stmt in items)]
 
     def framed_edge(self, e) -> bool:
         """Whether storage edge ``e`` is a program function call's result sharing an argument

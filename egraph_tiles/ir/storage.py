@@ -344,6 +344,17 @@ def _transfer(e: Edge, src: object) -> object:
     dt, st = e.dst.type, e.src.type
     if not isinstance(dt, TileType) or not isinstance(st, TileType):
         return None
+    if kind is Share.CALL and e.at is not None:
+        # a program function's result (or ``pair[k]`` of one) the callee's own analysis proves
+        # is the argument's elements from index ``at`` on, with the argument's strides: a slice
+        # of it, in effect
+        if len(e.at) != len(src.strides) or len(src.strides) != dt.rank \
+                or dt.dtype.storage_bits != st.dtype.storage_bits:
+            return None
+        total = dict(src.offset)
+        for i, stride in zip(e.at, src.strides):
+            total = _add(total, _scale({None: i} if i else {}, stride))
+        return Layout(src.root, frozenset(total.items()), src.strides)
     call = call_of(e.stmt)
     if call is None:
         return None
@@ -385,16 +396,6 @@ def _transfer(e: Edge, src: object) -> object:
             s = dense_strides(dt.shape, dt.dtype.storage_bits)
             return None if s is None else Layout(src.root, src.offset, s)
         return None
-    if kind is Share.CALL and e.at is not None:
-        # a program function's result the callee's own analysis proves is the argument's
-        # elements from index ``at`` on, with the argument's strides: a slice of it, in effect
-        if len(e.at) != len(src.strides) or len(src.strides) != dt.rank \
-                or dt.dtype.storage_bits != st.dtype.storage_bits:
-            return None
-        total = dict(src.offset)
-        for i, stride in zip(e.at, src.strides):
-            total = _add(total, _scale({None: i} if i else {}, stride))
-        return Layout(src.root, frozenset(total.items()), src.strides)
     return None  # an edge kind this analysis does not model: unknown
 
 

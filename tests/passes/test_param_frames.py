@@ -256,3 +256,48 @@ pl.store(local, [0, 0], out)""", callee)
     assert param_frames(p) == {("poke", 0): Frame((2048, 32), 12)}
     et.assert_structural_equal(et.optimize(p), p)
     assert verdicts(p) == (None, None)
+
+
+ROW2 = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def row2(self, t: pl.Tile[[8, 12], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[3, 12], pl.FP32, pl.Mem.Vec]:
+        s = pl.tile.slice(t, [3, 12], [2, 0])
+        return s
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def ident(self, t: pl.Tile[[8, 12], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[8, 12], pl.FP32, pl.Mem.Vec]:
+        return t
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def pair(self, t: pl.Tile[[8, 12], pl.FP32, pl.Mem.Vec], u: pl.Tile[[8, 12], pl.FP32, pl.Mem.Vec]
+             ) -> tuple[pl.Tile[[8, 12], pl.FP32, pl.Mem.Vec], pl.Tile[[8, 12], pl.FP32, pl.Mem.Vec]]:
+        return u, t
+"""
+#: win (12 of 64 columns, 7 rows and 8 columns in: 1,824 B) reaches row2 through ``{route}``; row 2
+#: of it is 512 B further, aligned, and written
+HANDED = """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+win = pl.tile.slice(local, [8, 12], [7, 8])
+{route}
+r = self.row2(t=v)
+pt = pl.tile.load(p, [0, 0], [3, 12], target_memory=pl.Mem.Vec)
+pl.tile.assemble(r, pt, [0, 0])
+pl.store(local, [0, 0], out)"""
+
+
+def test_a_window_a_function_returns_by_keyword_is_passed_as_it_is_to_a_framed_function():
+    # (ident(t=win) binds win to the parameter ident returns: its result is win itself)
+    p = program(HANDED.format(route="v = self.ident(t=win)"), ROW2)
+    et.assert_structural_equal(et.optimize(p), p)
+    assert verdicts(p) == (None, None)
+
+
+def test_a_window_a_function_returns_in_a_tuple_keeps_its_place_for_a_framed_function():
+    # (pair[1] is win itself, at its own place: row2 is framed by it)
+    p = program(HANDED.format(route="pr = self.pair(u=local, t=win)\nv = pr[1]")
+                .replace("[16, 64], target_memory=pl.Mem.Vec)\nwin", "[16, 64], target_memory="
+                         "pl.Mem.Vec)\nfr = pl.tile.load(x, [0, 0], [8, 12], target_memory=pl.Mem.Vec)\nwin")
+                .replace("u=local", "u=fr"), ROW2)
+    assert param_frames(p)[("row2", 0)] == Frame((2048, 32), 1824)
+    et.assert_structural_equal(et.optimize(p), p)
+    assert verdicts(p) == (None, None)
