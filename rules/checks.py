@@ -54,6 +54,7 @@ from egraph_tiles.rules.sorts import row
 ORD, CALL, CUBE_CALL, DENSE, HAND_BACK = (r.egg for r in (Role.ORD, Role.CALL, Role.CUBE_CALL,
                                                       Role.DENSE, Role.HAND_BACK))
 DENSE_PASS = Role.DENSE_PASS.egg
+PASS = Role.PASS.egg
 
 #: the contexts that read an operand as a dense tile of its own (``DenseUse``), each with the
 #: names of its copy rule and of the rule keeping a non-Vec window (``_dense_rules``); a
@@ -105,6 +106,12 @@ RULES = f"""
 ; land in the source
 (rule ((= u (Use w {ORD})) (= u (Keep w {ORD})) (= w (Win b r c h wd)))
       ((set (ViewProven w) 1)) :ruleset proven :name "written-window-view-proven")
+; a window handed on as it is (PASS: never copied) at a proven aligned address: a write that may
+; reach it through what it flows into lands in the source, aligned (the route of the write is
+; followed arm-blind here, the handing on by the arms it takes)
+(rule ((= u (Use w {PASS})) (= u (Keep w {PASS})) (= w (Win b r c h wd)) (MemOf w "Vec")
+       (= am (AddrMult w)) (= (% am {ALIGN_BITS}) 0))
+      ((set (ViewProven w) 1)) :ruleset proven :name "written-passed-window-view-proven")
 (ruleset written)
 ; a write into a view (or alias / carry) of a tile is a write into that tile's storage
 (rule ((WrittenBy d n) (ViewOf d s)) ((WrittenBy s n)) :ruleset written :name "written-through-view")
@@ -406,7 +413,7 @@ VIOLATIONS = {
     "EscapeViewViolation": (
         "judged-escape-violation",
         "{where}: in function {fn!r}, slice {slice!r} (tile.slice at line {line}) flows into "
-        "{value!r} ({route} at line {at}), and windows are taken of that (at line {win_line}) at "
+        "{value} ({route} at line {at}), and windows are taken of that ({win_where}) at "
         "addresses judged from where {slice!r} lies in its source. The window can be neither "
         "copied there (those windows would name other bytes, of the copy, and writes through "
         "them would be lost) nor kept as it is: {why}. {align}, or copy it explicitly "

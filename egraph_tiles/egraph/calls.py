@@ -45,7 +45,8 @@ from ..ir.stmts import AssignStmt, Function, Program, ReturnStmt, stmt_exprs, wa
 from ..ir.types import TileType
 
 __all__ = ["PREFIX", "call_result_returned_written", "call_result_written", "callee_name", "param_uses", "own_uses",
-           "part_of_window", "passed_window", "result_uses", "result_written", "returned_param", "role_of", "whole_source"]
+           "part_of_window", "passed_window", "result_uses", "result_windowed", "result_written", "returned_param",
+           "role_of", "whole_source"]
 
 
 def param_uses(program: Program, op: str, index: int | str) -> frozenset[str]:
@@ -107,11 +108,12 @@ def own_uses(program: Program, op: str, index: int | str) -> frozenset[str]:
 
 
 def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Var],
-                seen: frozenset, returns: bool = True) -> frozenset[str]:
+                seen: frozenset, returns: bool = True, whole: bool = False) -> frozenset[str]:
     """How ``fn`` (its effects ``fx``) uses the tile ``param`` (see the module docstring): what
     the ops and calls it reaches do with it, the windows taken of it, and, when ``fn`` returns
     it or a window of it, what its callers do with the result (a window at row 0 starts at the
-    tile's own base: a vector use of it needs the tile aligned)."""
+    tile's own base: a vector use of it needs the tile aligned).  ``whole``: only what reads
+    or writes the tile itself (its aliases, views, carries), not the windows taken of it."""
     starts = param if isinstance(param, set) else {param}  # (several: their uses together)
     same = whole_tile(fx, *starts)
     uses: set[str] = set()
@@ -121,7 +123,9 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
     # (those that may still be the tile or a window of it as laid out: a col_expand op
     # materializes lazily only such a value, not a transpose_view or a reshape of it)
     kept = _derived(fx, starts, kept=True, program=program)
-    if any(_pitch_bound(e) for e in fx.edges if e.src in part and not _framed_result(program, e)):
+    if whole:
+        part = kept = set(same)
+    elif any(_pitch_bound(e) for e in fx.edges if e.src in part and not _framed_result(program, e)):
         uses.add("sliced")
     for s in walk(fn.body):
         call = call_of(s)
@@ -150,7 +154,7 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
                     # their writes and accumulation into it reach the argument through the
                     # call result's storage edge, naming the caller's own statement)
                     got = _result_uses(program, fn.name, i if len(s.values) > 1 else None,
-                                       seen) - {"acc", "write"}
+                                       seen, whole) - {"acc", "write"}
                     uses |= got if e.var in kept else got - {"colx"}
     return frozenset(uses)
 
@@ -271,16 +275,53 @@ def _framed_result(program: Program, e) -> bool:
                                     for k, a in call_operands(call))
 
 
-def result_uses(program: Program, name: str, element: int | None) -> frozenset[str]:
+def result_uses(program: Program, name: str, element: int | None,
+                whole: bool = False) -> frozenset[str]:
     """How the callers of program function ``name`` use its result (``element`` of a returned
     tuple, read as ``pair[element]``; None: a single result), in the words of
-    :func:`param_uses`: a window the function returns is then used that way."""
-    return _memo(program, ("result", name, element),
-                 lambda: _result_uses(program, name, element, frozenset()))
+    :func:`param_uses`: a window the function returns is then used that way.  ``whole``: only
+    what reads or writes the result itself, not the windows the callers take of it."""
+    return _memo(program, ("result", name, element, whole),
+                 lambda: _result_uses(program, name, element, frozenset(), whole))
+
+
+def result_windowed(program: Program, name: str) -> bool:
+    """Whether a caller of program function ``name`` relies on where the window it returns lies
+    as written: it takes a window of the result (or of a value made from it), judged from the
+    argument's layout (``ir.storage``, the call's ``at``), or passes it on to a framed
+    parameter (``ir.frames``) — directly or through its own result.  A copy returned in its
+    place would move what those windows name: the function must return the window itself."""
+    return _memo(program, ("windowed", name), lambda: _result_windowed(program, name, frozenset()))
+
+
+def _result_windowed(program: Program, name: str, seen: frozenset) -> bool:
+    if name in seen:
+        return False
+    seen = seen | {name}
+    op = PREFIX + name
+    sums = call_summaries(program)
+    for fn in program.functions:
+        calls = [s for s in walk(fn.body) if isinstance(s, AssignStmt)
+                 and isinstance(s.value, Call) and s.value.op == op]
+        if not calls:
+            continue
+        fx = sums.effects(fn)  # type: ignore[union-attr]
+        part = _derived(fx, {s.target for s in calls})
+        if any(e.kind is Share.SLICE and e.src in part for e in fx.edges):
+            return True
+        for s in walk(fn.body):
+            call = call_of(s)
+            if call is not None and any(type(a) is VarRef and a.var in part
+                                        and framed_operand(program, call.op, k)
+                                        for k, a in call_operands(call)):
+                return True
+        if _returns_any(fx, part) and _result_windowed(program, fn.name, seen):  # type: ignore[arg-type]
+            return True
+    return False
 
 
 def _result_uses(program: Program, name: str, element: int | None,
-                 seen: frozenset) -> frozenset[str]:
+                 seen: frozenset, whole: bool = False) -> frozenset[str]:
     if ("return", name, element) in seen:
         return frozenset()
     seen = seen | {("return", name, element)}
@@ -300,7 +341,7 @@ def _result_uses(program: Program, name: str, element: int | None,
                        and isinstance(s.value, TupleItem) and s.value.index == element
                        and isinstance(s.value.value, VarRef) and s.value.value.var in results}
         if results:
-            uses |= _value_uses(program, fn, fx, results, seen)
+            uses |= _value_uses(program, fn, fx, results, seen, whole=whole)
     return frozenset(uses)
 
 

@@ -123,9 +123,13 @@ def _escape_view(fn: Function, enc: Encoding, eg: eb.EGraph, site: UseSite) -> d
            f"it is also read or written as a whole, and it is not provably {ALIGN_BYTES}-byte "
            "aligned" if site.ctx is Role.ORD else
            f"it is also read as a whole ({site.ctx.label}), and no view is proven for that")
-    return {**_fields(fn, enc, site.window.stmt, site.var), "value": value.name,
+    if site.slot[0] == "return":  # (its callers take the windows: rules.calls result_windowed)
+        return {**_fields(fn, enc, site.window.stmt, site.var), "value": f"{fn.name}'s result",
+                "route": "returned", "at": site.stmt.span.line,
+                "win_where": "by a caller, or by a function its calls frame", "why": why}
+    return {**_fields(fn, enc, site.window.stmt, site.var), "value": repr(value.name),
             "route": _route(site), "at": site.stmt.span.line,
-            "win_line": lines[0] if lines else "?", "why": why}
+            "win_where": f"at line {lines[0]}" if lines else "further on", "why": why}
 
 
 def _route(site: UseSite) -> str:

@@ -20,7 +20,7 @@ from ..ir.stmts import (AssignStmt, EvalStmt, ForStmt, Function, IfStmt, Program
                         WhileStmt, YieldStmt)
 from ..ir.types import MemorySpace, ScalarType, TileType, Type
 from ..rules.sorts import IDX_OPS, idx_table
-from .calls import result_uses, result_written, role_of, whole_source
+from .calls import result_uses, result_windowed, result_written, role_of, whole_source
 from .encode_calls import CallUses
 from .encode_facts import (by_stmt, canonical_slice, constant_idx, framed_arguments, judged_from_storage,
                            mat_named, raw_origins, raw_slice_parts, reached_back, stated, written_edges)
@@ -140,6 +140,8 @@ class Encoder(CallUses, StmtVisitor):
         self._framed: dict[tuple[str, int | str], bool] = {}
         #: a program function call's result -> the statements reading its tuple elements
         self._items: dict[Var, set] = {}
+        #: the windows returned to callers that take windows of the result (:meth:`use`)
+        self._keep_returned: set[Var] = set()
         #: frame -> the start of a parameter it frames, when the calls disagree on it
         self._frame_starts: dict = {}
         #: window tile term -> the window a program function hands back of it (HAND_BACK context:
@@ -453,7 +455,11 @@ class Encoder(CallUses, StmtVisitor):
             if how is not None:
                 enc.call_keep[name] = how
                 self._rows["CallKeepRow"].append((name,))
-        if ctx is not _PASS and ctx is not ops.Role.CUBE_CALL and self._judged:
+        if slot[0] == "return" and var in self._keep_returned:
+            # (its callers take windows of it where it lies: a copy would move them)
+            enc.view_only[name] = var
+            self._rows["ViewOnlyRow"].append((name,))
+        elif ctx is not _PASS and ctx is not ops.Role.CUBE_CALL and self._judged:
             outs = self.handed_to(stmt, slot, var)
             if slot[0] in _ARGS:  # (and what a program function hands back of it)
                 outs = outs + self.call_results(stmt, var)
@@ -763,15 +769,24 @@ class Encoder(CallUses, StmtVisitor):
         window_of = self.enc.window_of
         written = None
         program, name = self.program, self.function
+        windowed = program is not None and name is not None and result_windowed(program, name)
         for i, v in enumerate(s.values):
             if type(v) is not VarRef or v.var not in window_of:  # type: ignore[attr-defined]
                 continue
-            uses = result_uses(program, name, i if len(s.values) > 1 else None) \
+            element = i if len(s.values) > 1 else None
+            uses = result_uses(program, name, element, windowed) \
                 if program is not None and name is not None else frozenset()
-            self.use(s, ("return", i), v, role_of(uses))
+            if windowed:
+                # a caller takes windows of the result where it lies as written (or a function
+                # its calls frame does): the window itself must be returned, asked only what
+                # the callers do with the result as a whole (nothing: passed on as it is)
+                self._keep_returned.add(v.var)  # type: ignore[attr-defined]
+                self.use(s, ("return", i), v, role_of(uses) if uses else _PASS)
+            else:
+                self.use(s, ("return", i), v, role_of(uses))
             if written is None:
                 written = program is not None and name is not None \
-                    and result_written(program, name)
+                    and result_written(program, name) and not windowed
             if written or uses & {"write", "acc"}:
                 n = self.number()
                 self.row("WriteRow", n, self.tile(v.var))  # type: ignore[attr-defined]
