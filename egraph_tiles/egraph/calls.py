@@ -46,6 +46,7 @@ from ..ir.types import TileType
 
 __all__ = ["PREFIX", "call_result_returned_written", "call_result_written", "callee_name", "param_uses", "own_uses",
            "part_of_window", "passed_window", "result_uses", "result_windowed", "result_written", "returned_param",
+           "returned_whole",
            "role_of", "whole_source"]
 
 
@@ -390,6 +391,20 @@ def returned_param(program: Program, op: str) -> int | None:
         return None
     r = summary.results[0][0]
     return r.param if r.whole else None
+
+
+def returned_whole(program: Program, op: str, k: int | str) -> bool:
+    """Whether the program function called as ``op`` returns its parameter ``k`` only as
+    the tile itself, alone in its result or in each tuple element holding it: the caller's
+    result (or ``pair[i]``) is then the argument (``whole_source``), and its uses are the
+    argument's, checked there."""
+    name = callee_name(op)
+    summary = call_summaries(program).get(name) if name is not None else None  # type: ignore[union-attr]
+    if summary is None:
+        return False
+    k = _param_index(program.function(name), k)  # type: ignore[arg-type]
+    holding = [res for res in summary.results if any(r.param == k for r in res)]
+    return bool(holding) and all(len(res) == 1 and res[0].whole for res in holding)
 
 
 def _operand_use(program: Program, op_name: str, k: int | str, seen: frozenset,

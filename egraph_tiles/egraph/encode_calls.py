@@ -13,7 +13,7 @@ from ..ir.frames import framed_operand
 from ..ir.stmts import AssignStmt, Stmt
 from ..ir.types import TileType
 from .calls import (call_result_returned_written, call_result_written, callee_name, own_uses, param_uses, part_of_window,
-                    passed_window, returned_param, role_of)
+                    passed_window, returned_param, returned_whole, role_of)
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
 
@@ -152,9 +152,10 @@ class CallUses:
         if self.framed(op, index):
             return None  # (the function judges its windows where the argument lies: passed as it is)
         uses = self.callee_uses(op, index)
-        if self.returned_param(op) == self.position(op, index):
-            # (it returns the tile itself: the caller's uses of the result are uses of the
-            # window there, checked where they are; only what the function itself does counts)
+        if returned_whole(self.program, op, index):  # type: ignore[arg-type]
+            # (it returns the tile itself, alone or in a tuple: the caller's uses of the result
+            # are uses of the window there, checked where they are; only what the function
+            # itself does counts)
             uses = own_uses(self.program, op, index) - {"colx-part"}  # type: ignore[arg-type]
             if not uses:
                 return None  # (it does nothing with it: the window is passed as it is)

@@ -459,13 +459,12 @@ w: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.slice(local, [16, 32], [0, 3
 pr: pl.Tuple[pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec], pl.Tile[[1, 32], pl.FP32, pl.Mem.Vec]] = self.pairw(w, gv)
 r: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pr[0]
 """
-    # (the callee hands w back: the caller's col_expand use is a use of w, through the call
-    # too, so one copy serves both)
+    # (the callee does nothing with w but hand it back: w is passed as it is, and the caller's
+    # col_expand use of the element is a use of w, copied there)
     canonicalizes(head + call + "ce: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = "
-                  "pl.tile.col_expand_mul(r, gv)\n", head.split("w:")[0] + """
+                  "pl.tile.col_expand_mul(r, gv)\n", head + """
 w_ext: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.extract(local, 0, 32, shape=[16, 32], target_memory=pl.Mem.Vec)
-""" + call.replace("(w, gv)", "(w_ext, gv)")
-                  + "ce: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(w_ext, gv)\n",
+""" + call + "ce: pl.Tile[[16, 32], pl.FP32, pl.Mem.Vec] = pl.tile.col_expand_mul(w_ext, gv)\n",
                   pairw)
 
 
