@@ -463,6 +463,8 @@ class Encoder(CallUses, StmtVisitor):
             outs = self.handed_to(stmt, slot, var)
             if slot[0] in _ARGS:  # (and what a program function hands back of it)
                 outs = outs + self.call_results(stmt, var)
+            elif slot[0] == "alias":
+                outs = [stmt.target]  # type: ignore[attr-defined]
             dst = next((d for d in outs if d in self._judged), None)
             if dst is not None:
                 # windows of what it flows into are judged at its address as written: a copy
@@ -845,8 +847,11 @@ class Encoder(CallUses, StmtVisitor):
             return
         if isinstance(v, VarRef) and isinstance(v.var.type, TileType):
             # a plain alias names the same tile; it is also an escape of a window (passed on as
-            # it is when a function its calls frame takes windows of it where it lies)
-            self.use(s, ("alias",), v, _PASS if s.target in self._framed_aliases else _ORD)
+            # it is when a function its calls frame takes windows of it where it lies, or when
+            # windows of it are judged where it lies and nothing reads or writes it whole)
+            t = s.target
+            self.use(s, ("alias",), v, _PASS if t in self._framed_aliases or t in self._judged
+                     and not self.accessed(t) else _ORD)
             self.alias(s.target, v.var)
             return
         if isinstance(s.target.type, ScalarType) or isinstance(v, (Const, BinOp, VarRef)):

@@ -665,3 +665,31 @@ pl.tile.assemble(e, pt, [0, 0])""")
     assert why["e"] == ("offset (0 × 64 cols + 1) × 32 bits = 32 bits + 'v' starting 28 B "
                         "(224 bits) = 256 bits: multiple of 256 → view")
     assert why["w"].startswith("handed on to a value nothing reads or writes as a whole")
+
+
+ALIAS_VIEW = """
+root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+win = pl.tile.slice(root, [1, 4], [0, 7])
+al = win
+sv = pl.tile.set_validshape(al, [1, 4])
+one = pl.tile.slice(sv, [1, 1], [0, 1])
+y = pl.tile.muls(one, 2.0)
+{more}pl.store(y, [0, 0], out)
+return out"""
+ALIAS_PARAMS = "x: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]"
+
+
+def test_an_alias_of_a_window_whose_view_is_sliced_is_handed_on_as_it_is():
+    # one, column 1 of the view of win (28 B in), is 32 B in: aligned where it lies.  Copying
+    # win where the alias is made (as the seed's alias escape did) put one 4 B into the copy
+    p = et.verify_program(et.parse_program(kernel(ALIAS_PARAMS, ALIAS_VIEW.format(more=""), RET64)))
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+def test_an_alias_of_a_window_whose_view_is_sliced_and_read_whole_is_rejected_unaligned():
+    # (the alias is read whole too, 28 B in: a copy would move the window judged where it lies)
+    p = et.verify_program(et.parse_program(kernel(
+        ALIAS_PARAMS, ALIAS_VIEW.format(more="z = pl.tile.muls(al, 2.0)\n"), RET64)))
+    assert "slice 'win'" in rejection(p)
+    assert unsound_because(lambda q: q, p, inputs_for(p), {}) is not None
