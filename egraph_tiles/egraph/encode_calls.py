@@ -125,6 +125,14 @@ class CallUses:
             uses = self._callee[op, k] = param_uses(self.program, op, k)
         return uses
 
+    def arg_uses(self, op: str, k: int | str) -> frozenset[str]:
+        """What the program function ``op`` does with operand ``k`` that the argument itself must
+        allow: of a function returning the tile itself (alone or in a tuple), only what it does
+        (the caller's uses of the result are the argument's, checked where they are)."""
+        if self.program is not None and returned_whole(self.program, op, k):
+            return own_uses(self.program, op, k) - {"colx-part"}
+        return self.callee_uses(op, k)
+
     def returned_param(self, op: str) -> int | None:
         """The parameter the program function ``op`` returns (egraph.calls; once per op)."""
         if op not in self._returned:
@@ -203,9 +211,9 @@ class CallUses:
                   or self.value_checked(call, k, a)
                   and self.context(call.op, k if isinstance(k, int) else None) is ops.Role.HAND_BACK}
         colx = {k for k, _ in call_operands(call) if k not in handed
-                and self.callee_uses(call.op, k) & {"colx", "opaque"}}
+                and self.arg_uses(call.op, k) & {"colx", "opaque"}}
         vec = {k for k, _ in call_operands(call) if k not in handed
-               and self.callee_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
+               and self.arg_uses(call.op, k) & {"vector", "write", "sliced", "opaque"}}
         self.raw_colx_uses(stmt, call, colx)
         for k, a in call_operands(call):
             if isinstance(a, VarRef) and a.var in self._raw_view and k in vec:

@@ -785,3 +785,31 @@ def test_window_passed_through_a_function_returning_it_is_judged_where_its_calle
     prog = et.parse_program(text)
     et.assert_structural_equal(et.canonicalize_tile_slice(prog), prog)
     assert on_hardware(text) == (None, None)
+
+
+def test_valid_shape_slice_a_function_returns_whole_is_checked_where_its_windows_are_used():
+    # ident does nothing with win but return it: only the caller's own uses of the result are
+    # checked, where they are — a one-element window col_expanded is an identity copy (its
+    # slice is read of win itself, the result being win)
+    body = T + """
+win = pl.tile.slice(local, [2, 1], [0, 0], valid_shape=[2, 1])
+cr = self.ident(win)
+one = pl.tile.slice({src}, [1, 1], [0, 0])
+gv = pl.tile.load(g, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
+ce = pl.tile.col_expand_mul(one, gv)
+out = pl.store(ce, [0, 0], out)
+return out
+"""
+    ident = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def ident(self, t: pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[2, 1], pl.FP32, pl.Mem.Vec]:
+        return t
+"""
+    params = f"{X}, g: pl.Tensor[[1, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]"
+
+    def prog(src: str) -> et.ir.Program:
+        return et.verify_program(et.parse_program(kernel(
+            params, body.format(src=src), "pl.Tensor[[16, 64], pl.FP32]", more=ident)))
+    p = prog("cr")
+    et.assert_structural_equal(et.optimize(p), prog("win"))
+    assert unsound_because(et.optimize, p, inputs_for(p), {}, "kernel") is None
