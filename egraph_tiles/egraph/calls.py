@@ -46,7 +46,7 @@ from ..ir.types import TileType
 
 __all__ = ["PREFIX", "call_result_returned_written", "call_result_written", "callee_name", "param_uses", "own_uses",
            "part_of_window", "passed_window", "result_uses", "result_windowed", "result_written", "returned_param",
-           "returned_whole",
+           "returned_whole", "framed_result",
            "role_of", "whole_source"]
 
 
@@ -126,7 +126,7 @@ def _value_uses(program: Program, fn: Function, fx: Effects, param: Var | set[Va
     kept = _derived(fx, starts, kept=True, program=program)
     if whole:
         part = kept = set(same)
-    elif any(_pitch_bound(e) for e in fx.edges if e.src in part and not _framed_result(program, e)):
+    elif any(_pitch_bound(e) for e in fx.edges if e.src in part and not framed_result(program, e)):
         uses.add("sliced")
     for s in walk(fn.body):
         call = call_of(s)
@@ -262,10 +262,10 @@ def _derived(fx: Effects, starts: set[Var], kept: bool = False,
     out anew (``transpose_view``, a reshape; ``ir.storage.Storage.kept_origins``).  With
     ``program``: not through the result of a call whose operand binds a framed parameter."""
     return reached(fx, starts, lambda e: not (kept and e.kind is Share.VIEW and not same_layout(e))
-                   and not (program is not None and _framed_result(program, e)))
+                   and not (program is not None and framed_result(program, e)))
 
 
-def _framed_result(program: Program, e) -> bool:
+def framed_result(program: Program, e) -> bool:
     """Whether storage edge ``e`` is a program function call's result sharing an operand that
     binds a framed parameter (``ir.frames``)."""
     if e.kind is not Share.CALL:

@@ -13,7 +13,7 @@ from ..ir.frames import framed_operand
 from ..ir.stmts import AssignStmt, Stmt
 from ..ir.types import TileType
 from .calls import (call_result_returned_written, call_result_written, callee_name, own_uses, param_uses, part_of_window,
-                    passed_window, returned_param, returned_whole, role_of)
+                    framed_result, passed_window, returned_param, returned_whole, role_of)
 from .encode_facts import operand_context
 from .encoding import RawSliceUse, WriteSite
 
@@ -318,10 +318,8 @@ class CallUses:
 
     def framed_edge(self, e) -> bool:
         """Whether storage edge ``e`` is a program function call's result sharing an argument
-        that binds a framed parameter (``ir.frames``)."""
-        call = call_of(e.stmt)
-        return call is not None and any(type(a) is VarRef and a.var is e.src and self.framed(call.op, k)
-                                        for k, a in call_operands(call))
+        that binds a framed parameter (``egraph.calls.framed_result``)."""
+        return self.program is not None and framed_result(self.program, e)
 
     def handed_back_edge(self, e) -> bool:
         """Whether storage edge ``e`` is a program function call's result sharing an argument
