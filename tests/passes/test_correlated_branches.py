@@ -34,21 +34,25 @@ pl.store(o, [0, 0], out)
 return out"""
 
 
-def program(second: str) -> et.ir.Program:
-    text = kernel(PARAMS, BODY.format(second=second), "pl.Tensor[[64, 64], pl.FP32]")
+def program(body: str, params: str = PARAMS, **fields) -> et.ir.Program:
+    text = kernel(params, body.format(**fields), "pl.Tensor[[64, 64], pl.FP32]")
     return et.verify_program(et.parse_program(text))
 
 
-def test_a_mat_window_reaching_a_matmul_only_through_opposite_arms_of_one_condition_is_accepted():
-    p = program("flag > 0")
+def assert_unchanged_and_right(p: et.ir.Program) -> None:
+    """``p`` is left as written and runs right for either value of ``flag``."""
     et.assert_structural_equal(et.optimize(p), p)
     for flag in (0, 1):
         assert unsound_because(et.optimize, p, inputs_for(p), {"flag": flag, "n": 0}) is None
 
 
+def test_a_mat_window_reaching_a_matmul_only_through_opposite_arms_of_one_condition_is_accepted():
+    assert_unchanged_and_right(program(BODY, second="flag > 0"))
+
+
 def test_a_mat_window_reaching_a_matmul_through_arms_of_two_conditions_is_rejected():
     # flag = 0, n = 1 takes the else arm of the first if and the then arm of the second
-    p = program("n > 0")
+    p = program(BODY, second="n > 0")
     assert "Mat window 'win'" in rejection(p)
     assert unsound_because(lambda q: q, p, inputs_for(p), {"flag": 0, "n": 1}) is not None
 
@@ -74,21 +78,13 @@ RAW_PARAMS = ("x: pl.Tensor[[16, 64], pl.FP32], o: pl.Tensor[[64, 64], pl.FP32],
               "out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]")
 
 
-def raw_program(second: str) -> et.ir.Program:
-    text = kernel(RAW_PARAMS, RAW.format(second=second), "pl.Tensor[[64, 64], pl.FP32]")
-    return et.verify_program(et.parse_program(text))
-
-
 def test_an_unaligned_valid_shape_slice_reaching_a_vector_op_only_through_opposite_arms_is_accepted():
     # (win, 4 B in, is never copied: on the one route to tile.muls it would be read unaligned)
-    p = raw_program("flag > 0")
-    et.assert_structural_equal(et.optimize(p), p)
-    for flag in (0, 1):
-        assert unsound_because(et.optimize, p, inputs_for(p), {"flag": flag, "n": 0}) is None
+    assert_unchanged_and_right(program(RAW, RAW_PARAMS, second="flag > 0"))
 
 
 def test_an_unaligned_valid_shape_slice_reaching_a_vector_op_through_two_conditions_is_rejected():
-    p = raw_program("n > 0")
+    p = program(RAW, RAW_PARAMS, second="n > 0")
     assert "slice 'win'" in rejection(p)
     assert unsound_because(lambda q: q, p, inputs_for(p), {"flag": 0, "n": 1}) is not None
 
@@ -112,20 +108,12 @@ pl.store(root, [0, 0], out)
 return out"""
 
 
-def write_program(col: int) -> et.ir.Program:
-    text = kernel(RAW_PARAMS, WRITE.format(col=col), "pl.Tensor[[64, 64], pl.FP32]")
-    return et.verify_program(et.parse_program(text))
-
-
 def test_an_aligned_window_handed_on_where_a_write_may_follow_it_stays_a_view():
     # (no run writes win, but the write is followed arm-blind: win, 800 B in, is aligned, and
     # handed on as it is, the write would land in root)
-    p = write_program(8)
-    et.assert_structural_equal(et.optimize(p), p)
-    for flag in (0, 1):
-        assert unsound_because(et.optimize, p, inputs_for(p), {"flag": flag, "n": 0}) is None
+    assert_unchanged_and_right(program(WRITE, RAW_PARAMS, col=8))
 
 
 def test_an_unaligned_window_handed_on_where_a_write_may_follow_it_is_rejected():
     # (conservative: the write's route is followed arm-blind, and win, 772 B in, is unaligned)
-    assert "slice 'win'" in rejection(write_program(1))
+    assert "slice 'win'" in rejection(program(WRITE, RAW_PARAMS, col=1))
