@@ -107,8 +107,7 @@ RULES = f"""
 (rule ((= u (Use w {ORD})) (= u (Keep w {ORD})) (= w (Win b r c h wd)))
       ((set (ViewProven w) 1)) :ruleset proven :name "written-window-view-proven")
 ; a window handed on as it is (PASS: never copied) at a proven aligned address: a write that may
-; reach it through what it flows into lands in the source, aligned (the route of the write is
-; followed arm-blind here, the handing on by the arms it takes)
+; reach it through what it flows into lands in the source, aligned
 (rule ((= u (Use w {PASS})) (= u (Keep w {PASS})) (= w (Win b r c h wd)) (MemOf w "Vec")
        (= am (AddrMult w)) (= (% am {ALIGN_BITS}) 0))
       ((set (ViewProven w) 1)) :ruleset proven :name "written-passed-window-view-proven")
@@ -168,6 +167,18 @@ RULES = f"""
       :ruleset written :name "scalar-written-through-framed-call")
 (rule ((MayWrittenBy d n) (FramedOf d s)) ((ScalarWrittenBy s n))
       :ruleset written :name "may-written-through-framed-call")
+
+; an if merge that takes its value on one arm of a condition of the parameters: a write ``n``
+; crosses it only where a route of that write some run takes does (two ifs testing the same
+; condition take the same arm; the encoder states those crossings, egraph.encode_facts
+; ``written_edges``)
+(relation ArmEdgeOf (i64 Tile Tile))
+(rule ((WrittenBy d n) (ArmEdgeOf n d s)) ((WrittenBy s n)) :ruleset written
+      :name "written-through-taken-arm")
+(rule ((ScalarWrittenBy d n) (ArmEdgeOf n d s)) ((ScalarWrittenBy s n)) :ruleset written
+      :name "scalar-written-through-taken-arm")
+(rule ((MayWrittenBy d n) (ArmEdgeOf n d s)) ((MayWrittenBy s n)) :ruleset written
+      :name "may-written-through-taken-arm")
 
 ; A window passed to a program function (``self.f(w)``, context CALL).  The
 ; callee is analysed on its own and takes its tile parameters for dense, 32-byte-aligned tiles of
@@ -269,6 +280,7 @@ LOAD = f"""
 (rule (({row("WriteRow")} n t)) ((WrittenBy (NT t) n)) :ruleset load :name "load-write")
 (rule (({row("ViewEdgeRow")} d s)) ((ViewOf (NT d) (NT s))) :ruleset load :name "load-view-edge")
 (rule (({row("FramedEdgeRow")} d s)) ((FramedOf (NT d) (NT s))) :ruleset load :name "load-framed-edge")
+(rule (({row("ArmEdgeRow")} n d s)) ((ArmEdgeOf n (NT d) (NT s))) :ruleset load :name "load-arm-edge")
 (rule (({row("AsIsWriteRow")} n t)) ((WrittenAsIs (NT t) n)) :ruleset load :name "load-as-is-write")
 (rule (({row("RawVecRow")} n k)) ((RawVecUse n (NT k)) (Use (NT k) {ORD}) (set (RawVecProven (NT k)) 0))
       :ruleset load :name "load-raw-vector-use")

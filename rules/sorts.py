@@ -180,6 +180,7 @@ ROW_TABLES = {**{t: "i64 i64" for t in (
     "HoistRoomRow",
     "RawColxRow", "WriteRow", "ScalarWriteRow", "ViewEdgeRow", "RawVecRow", "MayWriteRow",
     "AsIsWriteRow", "FramedEdgeRow")},  # rules.checks
+    "ArmEdgeRow": "i64 i64 i64",  # rules.checks
     **IDX_TABLES}
 TAGGED = shared_relations(ROW_TABLES, "In_")
 

@@ -103,6 +103,8 @@ class Encoder(CallUses, StmtVisitor):
         self._writes: dict[Stmt, list[Write]] = by_stmt(writes)
         #: the statements with writes or storage edges (:meth:`effects`)
         self._effects_at = self._writes.keys() | self._edges.keys()
+        #: the if merges taking their value on one arm of a condition: (result, value, arm)
+        self._arm_edges: list[tuple[int, int, tuple[str, int]]] = []
         self._n = 0
         self._sym_of: dict[Var, int] = {}
         self._lit: dict[int, int] = {}
@@ -217,8 +219,8 @@ class Encoder(CallUses, StmtVisitor):
             known = self._raw.get(raw)
             if known is not None:
                 rows[table].append((n, known[0]))
-        if "ViewEdgeRow" in rows:
-            rows["ViewEdgeRow"] = written_edges(rows)
+        if "ViewEdgeRow" in rows or self._arm_edges:
+            rows["ViewEdgeRow"], rows["ArmEdgeRow"] = written_edges(rows, self._arm_edges)
         self.enc.rows = dict(rows)
         return self.enc
 
@@ -688,10 +690,18 @@ class Encoder(CallUses, StmtVisitor):
 
     def edges(self, s: Stmt, kinds: tuple[Share, ...]) -> None:
         """The storage edges of ``s`` (``ir.effects``; between two tiles: :func:`stated`) of
-        the given kinds, as facts."""
+        the given kinds, as facts.  An if merge taking its value on one arm of a condition of
+        the parameters (``Storage.arm``) waits for :func:`written_edges`, which states it for
+        the writes whose routes take it."""
         for e in self._edges.get(s, ()):
             if e.kind in kinds:
-                self.edge(e.dst, e.src)
+                arm = self.storage.arm(e) if e.kind is Share.IF_RESULT and self.storage else None
+                if arm is None:
+                    self.edge(e.dst, e.src)
+                else:
+                    tile_of = self.enc.tile_of
+                    self._arm_edges.append((tile_of.get(e.dst) or self.leaf(e.dst),
+                                            tile_of.get(e.src) or self.leaf(e.src), arm))
 
     def effects(self, stmt: Stmt) -> None:
         """Memory-effect facts for ``rules.checks``: each tile operand a registered op writes

@@ -12,7 +12,7 @@ from ..ir import ops
 from ..ir.effects import Edge, Effects, Share, Write, call_of, call_operands
 from ..ir.exprs import Call, Const, Expr, ListExpr, Var, VarRef, const_int
 from ..ir.frames import framed_operand, param_frames
-from ..ir.storage import Storage
+from ..ir.storage import MAX_ARM_STATES, Storage
 from ..ir.stmts import AssignStmt, EvalStmt, Function, Program, Stmt, child_bodies
 from ..ir.types import MemorySpace, TileType
 
@@ -114,38 +114,71 @@ def stated(fx: Effects) -> tuple[list[Edge], list[Write]]:
     return edges, [w for w in fx.writes if type(w.var.type) is TileType]
 
 
-def written_edges(rows: dict[str, list[tuple]]) -> list[tuple]:
-    """The storage edges ``(ViewEdgeRow d s)`` of ``rows`` a write can travel: those leaving a
-    tile some written tile (``WriteRow`` / ``MayWriteRow``) reaches through edges.  The only
-    rules reading an edge carry a write from ``d`` to ``s`` (``rules.checks``
-    ``written-through-view`` and its may-write twin), so no rule can fire on any other edge
-    (two thirds of them at 1,000 statements).  The rules see e-classes, not numbers: a
-    leaf's class holds no other tile, a window's may hold other windows (equal ``Win`` terms,
-    also after peeling or equal offsets), all of its shape — so reaching a window reaches every
-    window of its shape."""
-    todo = [t for _, t in rows.get("WriteRow", ())] + [t for _, t in rows.get("MayWriteRow", ())] \
-        + [t for _, t in rows.get("ScalarWriteRow", ())]
-    if not todo:
-        return []
+def written_edges(rows: dict[str, list[tuple]],
+                  arm_edges: list[tuple[int, int, tuple[str, int]]] = ()) -> tuple[list[tuple], list[tuple]]:
+    """The storage edges ``(ViewEdgeRow d s)`` of ``rows`` a write can travel — those leaving a
+    tile some written tile (``WriteRow`` / ``MayWriteRow`` / ``ScalarWriteRow``) reaches
+    through edges — and the crossings ``(ArmEdgeRow n d s)`` of the if merges ``arm_edges``
+    (``d`` takes ``s`` only on arm ``(condition, 0 / 1)``) that write ``n`` makes on a route
+    some run takes: two ifs testing the same condition of the parameters take the same arm, so
+    a route through opposite arms of them is followed no further (as ``Storage.flows_to``).
+    The only rules reading an edge carry a write from ``d`` to ``s`` (``rules.checks``
+    ``written-through-view`` and its twins), so no rule can fire on any other edge (two thirds
+    of them at 1,000 statements).  The rules see e-classes, not numbers: a leaf's class holds
+    no other tile, a window's may hold other windows (equal ``Win`` terms, also after peeling
+    or equal offsets), all of its shape — so reaching a window reaches every window of its
+    shape, by any route (its arms forgotten)."""
+    sources = [(n, t) for table in ("WriteRow", "MayWriteRow", "ScalarWriteRow")
+               for n, t in rows.get(table, ())]
+    if not sources:
+        return [], []
     edges = rows["ViewEdgeRow"]
-    out: defaultdict[int, list[int]] = defaultdict(list)
+    out: defaultdict[int, list[tuple[int, tuple[str, int] | None]]] = defaultdict(list)
     for d, s in (*edges, *rows.get("FramedEdgeRow", ())):  # (a framed call's result: rules.checks)
-        out[d].append(s)
+        out[d].append((s, None))
+    for d, s, arm in arm_edges:
+        out[d].append((s, arm))
     shape: dict[int, tuple[int, int]] = {}
     of_shape: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
     for k, _, _, _, h, w in rows.get("WinRow", ()):
         shape[k] = hw = (h, w)
         of_shape[hw].append(k)
-    reached: set[int] = set()
-    while todo:
-        t = todo.pop()
-        if t in reached:
-            continue
-        hw = shape.get(t)
-        for u in (t,) if hw is None else of_shape[hw]:
-            reached.add(u)
-            todo += out.get(u, ())
-    return [e for e in edges if e[0] in reached]
+
+    def reach(starts: list[int], track: bool) -> tuple[set[int], set[tuple[int, int]]]:
+        """The tiles reached from ``starts`` and the arm edges crossed (each route's arms
+        told apart when ``track``, until there are too many of them)."""
+        seen: set = set()
+        todo: list[tuple[int, frozenset]] = [(t, frozenset()) for t in starts]
+        tiles: set[int] = set()
+        crossed: set[tuple[int, int]] = set()
+        while todo:
+            t, taken = todo.pop()
+            if (t, taken) in seen:
+                continue
+            seen.add((t, taken))
+            if track and len(seen) > MAX_ARM_STATES:
+                return reach(starts, False)
+            hw = shape.get(t)
+            for u in (t,) if hw is None else of_shape[hw]:
+                now = taken if u == t else frozenset()
+                tiles.add(u)
+                for s, arm in out.get(u, ()):
+                    if arm is not None:
+                        if track and (arm[0], 1 - arm[1]) in now:
+                            continue
+                        crossed.add((u, s))
+                        todo.append((s, now | {arm} if track else now))
+                    else:
+                        todo.append((s, now))
+        return tiles, crossed
+
+    reached, crossed = reach([t for _, t in sources], False)
+    if not crossed:  # (no route crosses an if merge of a known condition: one route is all)
+        return [e for e in edges if e[0] in reached], []
+    armed = []
+    for n, t in sources:
+        armed += [(n, d, s) for d, s in sorted(reach([t], True)[1])]
+    return [e for e in edges if e[0] in reached], armed
 
 
 def mat_named(fx: Effects, storage: Storage) -> set[Var]:

@@ -78,7 +78,7 @@ class Layout:
 _BOTTOM = object()
 #: the (value, arms taken) states :meth:`Storage.flows_to` follows before it stops telling
 #: routes apart by their arms (each condition of the parameters doubles them)
-_MAX_ARM_STATES = 4096
+MAX_ARM_STATES = 4096
 
 
 def dense_strides(shape: tuple[Expr, ...], bits: int) -> tuple[int, ...] | None:
@@ -219,7 +219,7 @@ class Storage:
         track = True
         while todo:
             x, taken = todo.pop()
-            if track and len(seen) > _MAX_ARM_STATES:
+            if track and len(seen) > MAX_ARM_STATES:
                 # (too many distinct routes: every route is followed, as if no two ifs agreed)
                 track = False
             for e in self.out_edges.get(x, ()):

@@ -81,7 +81,16 @@ def test_only_storage_edges_a_write_can_travel_are_stated():
     rows = {"ViewEdgeRow": [(10, 1), (11, 2), (20, 10), (30, 31), (31, 40)],
             "WriteRow": [(100, 20)], "MayWriteRow": [(101, 32)],
             "WinRow": [(31, 1, 5, 5, 16, 8), (32, 2, 5, 5, 16, 8), (33, 2, 5, 5, 8, 8)]}
-    assert written_edges(rows) == [(10, 1), (20, 10), (31, 40)]
+    assert written_edges(rows) == ([(10, 1), (20, 10), (31, 40)], [])
+
+
+def test_a_write_crosses_no_if_merge_on_the_other_arm_of_a_condition_its_route_took():
+    # write 100 lands in 50, which takes 40 on the else arm of condition c; 40 takes 30 on the
+    # then arm of c (no run), 41 on the else arm; write 101 into 40 may cross either
+    arms = [(50, 40, ("c", 1)), (40, 30, ("c", 0)), (40, 41, ("c", 1))]
+    rows = {"ViewEdgeRow": [], "WriteRow": [(100, 50), (101, 40)]}
+    assert written_edges(rows, arms) == \
+        ([], [(100, 40, 41), (100, 50, 40), (101, 40, 30), (101, 40, 41)])
 
 
 def test_a_write_through_views_still_reaches_its_source_window():

@@ -97,7 +97,7 @@ if flag > 0:
 else:
     f1 = pl.tile.load(o, [0, 0], [1, 4], target_memory=pl.Mem.Vec)
     m1 = pl.yield_(f1)
-if flag > 0:
+if {second}:
     f2 = pl.tile.load(o, [0, 0], [1, 4], target_memory=pl.Mem.Vec)
     m2 = pl.yield_(f2)
 else:
@@ -109,11 +109,19 @@ return out"""
 
 
 def test_an_aligned_window_handed_on_where_a_write_may_follow_it_stays_a_view():
-    # (no run writes win, but the write is followed arm-blind: win, 800 B in, is aligned, and
-    # handed on as it is, the write would land in root)
-    assert_unchanged_and_right(program(WRITE, RAW_PARAMS, col=8))
+    # (flag = 1, n = 0 writes win through both merges: win, 800 B in, is aligned and stays a
+    # view, so the write lands in root)
+    p = program(WRITE, RAW_PARAMS, col=8, second="n > 0")
+    et.assert_structural_equal(et.optimize(p), p)
+    assert unsound_because(et.optimize, p, inputs_for(p), {"flag": 1, "n": 0}) is None
 
 
-def test_an_unaligned_window_handed_on_where_a_write_may_follow_it_is_rejected():
-    # (conservative: the write's route is followed arm-blind, and win, 772 B in, is unaligned)
-    assert "slice 'win'" in rejection(program(WRITE, RAW_PARAMS, col=1))
+def test_an_unaligned_window_a_write_reaches_only_through_opposite_arms_of_one_condition_is_accepted():
+    # (win, 772 B in, is unaligned, but no run writes it: the write's route is followed by arms,
+    # egraph.encode_facts ``written_edges``)
+    assert_unchanged_and_right(program(WRITE, RAW_PARAMS, col=1, second="flag > 0"))
+
+
+def test_an_unaligned_window_a_write_reaches_through_arms_of_two_conditions_is_rejected():
+    # (flag = 1, n = 0 writes win: a copy would lose the write, the unaligned view can hang)
+    assert "slice 'win'" in rejection(program(WRITE, RAW_PARAMS, col=1, second="n > 0"))
