@@ -65,4 +65,31 @@ RULES = f"""
        (= 0 (% (+ (* k 8) (* (+ (* r p) c) bits)) {ALIGN_BITS})))
       ((set (AddrMult w) {ALIGN_BITS}))
       :ruleset layout :name "window-address-exact-constant-start")
+
+; A parameter its calls pass at different pitches or starts (``ir.frames``) is known in the
+; leaf facts above only by what they share (a multiple of the row pitch, of the start), which
+; may prove no window aligned that every call aligns.  Each call's own frame is stated too,
+; ``(CallFrame t row-stride column-stride start)`` (bits), and carried down windows at constant
+; offsets; a window aligned in every frame of its calls is aligned (``CallAligned``: 1 per frame
+; aligned, 0 per frame not, merge = min).  ``frames`` is saturated before ``layout`` reads
+; the minimum (every frame of a window is derived in one run from its base's: the minimum is final)
+(relation CallFrame (Tile i64 i64 i64))
+(function CallAligned (Tile) i64 :merge (min old new))
+(ruleset frames)
+(rule ((= w (Win b (Lit r) (Lit c) h wd)) (CallFrame b rs cs k))
+      ((CallFrame w rs cs (+ k (+ (* r rs) (* c cs))))) :ruleset frames :name "window-call-frame")
+(rule ((CallFrame t rs cs k) (= 0 (% k {ALIGN_BITS}))) ((set (CallAligned t) 1))
+      :ruleset frames :name "aligned-in-a-call-frame")
+(rule ((CallFrame t rs cs k) (!= 0 (% k {ALIGN_BITS}))) ((set (CallAligned t) 0))
+      :ruleset frames :name "unaligned-in-a-call-frame")
+; a window aligned where every call puts it
+(rule ((= 1 (CallAligned t))) ((set (AddrMult t) {ALIGN_BITS}))
+      :ruleset layout :name "aligned-in-every-call-frame")
+"""
+
+#: the rows of each call's frame (``egraph.encode``)
+LOAD = """
+(relation CallFrameRow (i64 i64 i64 i64))
+(rule ((CallFrameRow k rs cs b)) ((CallFrame (NT k) rs cs (* b 8)))
+      :ruleset load :name "load-call-frame")
 """

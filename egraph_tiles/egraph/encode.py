@@ -206,6 +206,9 @@ class Encoder(CallUses, StmtVisitor):
                 rows["FreshLeafRow"].append((k, key, mem, bits, cols, pitch_k))
                 continue
             rows["LeafRow"].append((k, key, mem, bits))
+            frame = self.storage.frames.get(var) if self.storage is not None else None
+            if frame is not None:  # (each call's own frame, where the calls disagree)
+                rows["CallFrameRow"] += [(k, *call) for call in frame.calls]
             if pitch is not None:
                 rows["UnitColRow"].append((k,))  # row-major: one element between columns
                 if cols is not None:

@@ -32,7 +32,7 @@ from egraph_tiles.rules import (calls, checks, hoist, layout, legality, multiple
                                 windows)
 
 SPAN = eb.RustSpan("", 0, 0)
-RULESETS = ("offsets", "slices", "multiples", "layout", "safe", "legality", "views",
+RULESETS = ("offsets", "slices", "multiples", "frames", "layout", "safe", "legality", "views",
             "proven", "demand", "invariance", "hoist")
 #: the rulesets that create new index or window terms (peeled windows, folded offsets): run once
 #: per limited iteration, so a limit bounds how many terms they make
@@ -50,7 +50,7 @@ TERMS = ("slices", "offsets")
 #: an index or window term (only ``Real`` forms and facts over existing terms), so each saturation
 #: terminates.  (Running every ruleset once per iteration instead, re-run on each iteration's
 #: new tuples, took 6 iterations at 1,000 statements and ~15% more time.)
-FACTS = (("multiples", True), ("layout", True), ("safe", False), ("legality", False),
+FACTS = (("multiples", True), ("frames", True), ("layout", True), ("safe", False), ("legality", False),
          ("views", False), ("proven", False), ("demand", True), ("invariance", True),
          ("hoist", False))
 #: one command batch stays small (one huge command exhausts memory, see EGGLOG_NOTES)
@@ -98,7 +98,7 @@ def program_text(acc_windows: bool = False) -> str:
     (``rules.windows.TEXT``: tables and rulesets of its own, see :func:`new_egraph`)."""
     return "\n".join([sorts.SCHEMA, hoist.SCHEMA, offsets.RULES, multiples.RULES, layout.RULES,
                       slices.RULES, legality.RULES, checks.RULES, calls.RULES, hoist.RULES,
-                      sorts.LOAD, checks.LOAD, calls.LOAD, hoist.LOAD,
+                      sorts.LOAD, checks.LOAD, calls.LOAD, hoist.LOAD, layout.LOAD,
                       "(unstable-combined-ruleset all " + " ".join(RULESETS) + ")"]
                      + [windows.TEXT] * acc_windows)
 

@@ -16,8 +16,9 @@ function, at its real address) and every call of the function
 in the program passes an argument whose layout is known (strides and a constant start) with the
 same column stride.  Where the calls agree, the frame is exact; where they pass the tile at
 different row pitches or starts, the frame keeps what all of them share: the greatest common
-divisor of the row strides and of the starts (a window is then proven aligned only when it is
-so in every call's frame; a pitch the calls disagree on proves no window dense).  Its callers
+divisor of the row strides and of the starts (a pitch the calls disagree on proves no window
+dense), and each call's own frame beside it (``Frame.calls``: a window at constant offsets is
+aligned when it is so in every one of them, ``rules.layout``).  Its callers
 pass the argument as it is (no use context: never copied for the call), and the function judges
 its windows in the frame.  Any other parameter keeps the dense-and-aligned assumption, and its
 callers make it true (``egraph.calls``).
@@ -58,6 +59,10 @@ class Frame:
     #: the calls pass it at different starts that agree modulo the alignment: ``start`` is
     #: that residue (all an address proof reads of it)
     residue: bool = False
+    #: where the calls disagree: each call's own frame, ``(row stride, column stride, start)``
+    #: (bits, bits, bytes; a start known modulo the alignment is that residue), so that a
+    #: window at a constant offset is judged in every one of them (``rules.layout``)
+    calls: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -87,15 +92,16 @@ def joined(frames: list[Frame]) -> Frame | None:
     row = (gcd(*rows), *frames[0].strides[1:])
     # (only a start's residue modulo the alignment is ever read: calls that agree on it agree)
     starts = {f.start for f in frames}
-    residue = any(f.residue for f in frames)
-    if len(starts) == 1 and not residue:
-        return Frame(row, starts.pop(), len(rows) == 1)
     residues = {x % ALIGN_BYTES for x in starts}
+    calls = tuple(sorted({(f.strides[0], f.strides[-1], f.start % ALIGN_BYTES) for f in frames})) \
+        if len(rows) > 1 or len(residues) > 1 else ()
+    if len(starts) == 1 and not any(f.residue for f in frames):
+        return Frame(row, starts.pop(), len(rows) == 1, calls=calls)
     if len(residues) == 1:
-        return Frame(row, residues.pop(), len(rows) == 1, residue=True)
+        return Frame(row, residues.pop(), len(rows) == 1, residue=True, calls=calls)
     # (a residue r is known only modulo the alignment: a multiple of gcd(r, alignment))
     return Frame(row, gcd(*(gcd(f.start, ALIGN_BYTES) if f.residue else f.start for f in frames)),
-                 len(rows) == 1, False)
+                 len(rows) == 1, False, calls=calls)
 
 
 def param_frames(program: Program | None) -> dict[tuple[str, int], Frame]:

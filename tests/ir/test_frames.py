@@ -14,10 +14,13 @@ ROWS_12, ROWS_8 = (384, 32), (256, 32)
 
 @pytest.mark.parametrize("frames, expected", [
     ([Frame(ROWS_12, 48), Frame(ROWS_12, 48)], Frame(ROWS_12, 48)),
-    ([Frame(ROWS_12, 0), Frame(ROWS_8, 0)], Frame((128, 32), 0, row_exact=False)),
+    ([Frame(ROWS_12, 0), Frame(ROWS_8, 0)], Frame((128, 32), 0, row_exact=False,
+                                                          calls=((256, 32, 0), (384, 32, 0)))),
     ([Frame(ROWS_12, 16), Frame(ROWS_12, 48)], Frame(ROWS_12, 16, residue=True)),
-    ([Frame(ROWS_12, 0), Frame(ROWS_12, 48)], Frame(ROWS_12, 48, start_exact=False)),
-    ([Frame(ROWS_12, 16, residue=True), Frame(ROWS_12, 4)], Frame(ROWS_12, 4, start_exact=False)),
+    ([Frame(ROWS_12, 0), Frame(ROWS_12, 48)], Frame(ROWS_12, 48, start_exact=False,
+                                                            calls=((384, 32, 0), (384, 32, 16)))),
+    ([Frame(ROWS_12, 16, residue=True), Frame(ROWS_12, 4)], Frame(ROWS_12, 4, start_exact=False,
+                                                                         calls=((384, 32, 4), (384, 32, 16)))),
     ([Frame(ROWS_12, 16, residue=True), Frame(ROWS_12, 16)], Frame(ROWS_12, 16, residue=True)),
     ([Frame(ROWS_12, 0), Frame((32, 384), 0)], Frame((), 0, False, False)),
 ], ids=["equal", "two-pitches", "starts-agree-modulo-32", "starts-differ", "residue-and-start",

@@ -120,7 +120,8 @@ r = self.row1(w)
 y = pl.tile.muls(r, 2.0)
 pl.store(y, [0, 0], out)"""
     p = program(body, ROW1)
-    assert param_frames(p) == {("row1", 0): Frame((128, 32), 0, row_exact=False)}
+    assert param_frames(p) == {("row1", 0): Frame((128, 32), 0, row_exact=False,
+                                                  calls=((256, 32, 0), (384, 32, 0)))}
     expected = program(body, ROW1.replace(
         "s = pl.tile.slice(t, [1, 8], [1, 0])\n        return s",
         "s_ext = pl.tile.extract(t, 1, 0, shape=[1, 8], target_memory=pl.Mem.Vec)\n"
@@ -143,8 +144,55 @@ pl.tile.assemble(r, pt, [0, 0])
 pl.store(local, [0, 0], out)"""
     p = program(body, ROW1)
     # (w starts 4 x 256 + 32 = 1,056 B in, v at 0: both 0 modulo 32)
-    assert param_frames(p) == {("row1", 0): Frame((256, 32), 0, row_exact=False, residue=True)}
+    assert param_frames(p) == {("row1", 0): Frame((256, 32), 0, row_exact=False, residue=True,
+                                                  calls=((256, 32, 0), (2048, 32, 0)))}
     et.assert_structural_equal(et.optimize(p), p)
+    assert verdicts(p) == (None, None)
+
+
+TWO_FRAMES = ROOT12 + """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+w1 = pl.tile.slice(root, [2, 8], [0, 4])
+r1 = self.row1(w1)
+w2 = pl.tile.slice(local, [2, 8], [0, {col}])
+r2 = self.row1(w2)
+pt = pl.tile.load(p, [0, 0], [1, 8], target_memory=pl.Mem.Vec)
+pl.tile.assemble(r1, pt, [0, 0])
+y2 = pl.tile.muls(r2, 2.0)
+pl.store(y2, [8, 0], out)
+pl.store(root, [0, 0], out)"""
+
+
+def test_a_row_aligned_where_each_call_puts_it_stays_a_view_though_the_calls_share_no_alignment():
+    # row 1 of w1 is 16 + 48 = 64 B in, of w2 256 B: aligned at both calls, though all they
+    # share is rows a multiple of 16 B apart from a start a multiple of 16 B (each call's frame
+    # is judged, rules.layout ``aligned-in-every-call-frame``); the write lands in root
+    p = program(TWO_FRAMES.format(col=0), ROW1)
+    assert param_frames(p)[("row1", 0)].calls == ((384, 32, 16), (2048, 32, 0))
+    et.assert_structural_equal(et.optimize(p), p)
+    assert verdicts(p) == (None, None)
+
+
+def test_a_row_unaligned_where_one_call_puts_it_is_rejected():
+    # (w2 at column 4: its row 1 is 256 + 16 = 272 B in; the write through r1 needs the view)
+    p = program(TWO_FRAMES.format(col=4), ROW1)
+    assert "in function 'row1', slice 's'" in rejection(p)
+    assert unsound_because(lambda q: q, p, inputs_for(p), {}) is not None
+
+
+def test_a_window_of_a_window_is_judged_where_each_call_puts_it():
+    # row 1, column 4 of w1 (root at 0) is 48 + 16 = 64 B in, of w2 (local at 16 B) 16 + 256
+    # + 16 = 288 B: aligned at both calls; the window of a window folds into one
+    callee = ROW1.replace("-> pl.Tile[[1, 8]", "-> pl.Tile[[1, 4]").replace(
+        "s = pl.tile.slice(t, [1, 8], [1, 0])",
+        "s0 = pl.tile.slice(t, [2, 4], [0, 4])\n        s = pl.tile.slice(s0, [1, 4], [1, 0])")
+    body = TWO_FRAMES.format(col=4).replace("[2, 8], [0, 4])\nr1", "[2, 8], [0, 0])\nr1") \
+        .replace("[1, 8], target", "[1, 4], target")
+    p = program(body, callee)
+    expected = program(body, callee.replace(
+        "s0 = pl.tile.slice(t, [2, 4], [0, 4])\n        s = pl.tile.slice(s0, [1, 4], [1, 0])",
+        "s = pl.tile.slice(t, [1, 4], [1, 4])"))
+    et.assert_structural_equal(et.optimize(p), expected)
     assert verdicts(p) == (None, None)
 
 
