@@ -168,7 +168,7 @@ RULES = f"""
 (rule ((MayWrittenBy d n) (FramedOf d s)) ((ScalarWrittenBy s n))
       :ruleset written :name "may-written-through-framed-call")
 
-; an if merge that takes its value on one arm of a condition of the parameters: a write ``n``
+; an if merge that takes its value on one arm of a condition of the scalar parameters: a write ``n``
 ; crosses it only where a route of that write some run takes does (two ifs testing the same
 ; condition take the same arm; the encoder states those crossings, egraph.encode_facts
 ; ``written_edges``)

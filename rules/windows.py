@@ -82,7 +82,7 @@ Derived, in the order the rules below build them:
                       whose branch depends on the loop's trip count, not yet read (below);
 ``(w_branch v src b)``  v may name what src names, b being the branch point (``via`` code).
 ``(w_arm b cond arm)``  branch point b takes arm ``arm`` of condition ``cond``: two ifs testing
-                        the same condition of the function's parameters share it (a loop's
+                        the same condition of the function's scalar parameters share it (a loop's
                         branch points have one each).
 ``(w_check s v P R C c via)``  an R x C window at column offset c of P is written by s.
 ``(w_probe P R C k)``          the same at a constant column offset k.

@@ -513,7 +513,7 @@ class Encoder(CallUses, StmtVisitor):
 
     def yield_arm(self, stmt: Stmt, slot: tuple, var: Var) -> frozenset:
         """The branch a yield at ``slot`` of ``stmt`` hands ``var`` on by, when it ends an arm of
-        an ``if`` testing a condition of the parameters (``Storage.arm``): what the ``if``'s
+        an ``if`` testing a condition of the scalar parameters (``Storage.arm``): what the ``if``'s
         result then flows into is reached along that arm only."""
         if slot[0] != "yield":
             return frozenset()

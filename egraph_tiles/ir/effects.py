@@ -33,11 +33,11 @@ from enum import Enum
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import ops
-from .exprs import Call, Expr, TupleItem, Var, VarRef, const_int, free_vars
+from .exprs import Call, Expr, TupleItem, Var, VarRef, const_int, free_vars, sub_exprs
 from .format import format_expr
 from .stmts import (AssignStmt, BreakStmt, ContinueStmt, EvalStmt, ForStmt, Function, IfStmt,
                     ScopeStmt, Stmt, WhileStmt, YieldStmt, child_bodies)
-from .types import TileType
+from .types import ScalarType, TileType
 
 if TYPE_CHECKING:  # (ir.summaries computes the summaries from these effects)
     from .summaries import Summaries
@@ -139,10 +139,13 @@ def yielded_var(body: list[Stmt], k: int) -> Var | None:
 
 
 def condition_key(fx: "Effects", s: Stmt) -> str | None:
-    """The condition of ``if`` statement ``s`` as text, when it is an expression of the
-    function's parameters only: never reassigned, so two ifs testing it take the same arm in any
-    run; None otherwise."""
-    if not isinstance(s, IfStmt) or any(v in fx.defs for v in free_vars(s.cond)):
+    """The condition of ``if`` statement ``s`` as text, when it is arithmetic over the
+    function's scalar parameters only: never reassigned, so two ifs testing it take the same arm
+    in any run; None otherwise (a call in it may read memory written between the two: a
+    ``tile.read`` of a parameter tile)."""
+    if not isinstance(s, IfStmt) or any(v in fx.defs or not isinstance(v.type, ScalarType)
+                                        for v in free_vars(s.cond)) \
+            or any(type(e) is Call for e in sub_exprs(s.cond)):
         return None
     return format_expr(s.cond)
 

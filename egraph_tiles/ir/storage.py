@@ -77,7 +77,7 @@ class Layout:
 #: not computed yet (the analysis' bottom: an iter-arg before its yield is seen)
 _BOTTOM = object()
 #: the (value, arms taken) states :meth:`Storage.flows_to` follows before it stops telling
-#: routes apart by their arms (each condition of the parameters doubles them)
+#: routes apart by their arms (each condition of the scalar parameters doubles them)
 MAX_ARM_STATES = 4096
 
 

@@ -1,4 +1,4 @@
-"""Two ``if`` statements testing the same condition of the function's parameters take the same
+"""Two ``if`` statements testing the same condition of the function's scalar parameters take the same
 arm in any run: a window handed into one arm of the first and on through the other arm of the
 second reaches nothing there (``Storage.flows_to`` with the arms taken; ``ir.effects``
 ``branch_arm``).  A condition on anything else is not known to hold the same value twice."""
@@ -125,3 +125,42 @@ def test_an_unaligned_window_a_write_reaches_only_through_opposite_arms_of_one_c
 def test_an_unaligned_window_a_write_reaches_through_arms_of_two_conditions_is_rejected():
     # (flag = 1, n = 0 writes win: a copy would lose the write, the unaligned view can hang)
     assert "slice 'win'" in rejection(program(WRITE, RAW_PARAMS, col=1, second="n > 0"))
+
+
+READ_TWICE = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def inner(self, root: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec],
+              fl: pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]:
+        win = pl.tile.slice(root, [1, 4], [3, 1])
+        if pl.tile.read(fl, [0, 0]) > 0.0:
+            m1 = pl.yield_(win)
+        else:
+            f1 = pl.tile.create([1, 4], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m1 = pl.yield_(f1)
+        pl.tile.write(fl, [0, 0], -1.0)
+        if pl.tile.read(fl, [0, 0]) > 0.0:
+            f2 = pl.tile.create([1, 4], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m2 = pl.yield_(f2)
+        else:
+            m2 = pl.yield_(m1)
+        pt = pl.tile.create([1, 4], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        pl.tile.assemble(m2, pt, [0, 0])
+        y = pl.tile.muls(root, 1.0)
+        return y
+"""
+
+
+def test_a_condition_reading_a_tile_is_not_known_to_hold_the_same_value_twice():
+    # (fl[0, 0] > 0 takes the then arm of the first if; the write makes the second take its
+    # else arm: win, 772 B in, is written through m2.  Two equal texts are not one condition.)
+    text = kernel(RAW_PARAMS.replace("flag: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX], ", ""), """
+root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+fl = pl.tile.load(o, [0, 0], [1, 8], target_memory=pl.Mem.Vec)
+r = self.inner(root, fl)
+pl.store(r, [0, 0], out)
+return out""", "pl.Tensor[[64, 64], pl.FP32]", more=READ_TWICE)
+    p = et.verify_program(et.parse_program(text))
+    assert "slice 'win'" in rejection(p)
+    ins = inputs_for(p)
+    ins["o"][0, 0] = 1.0
+    assert unsound_because(lambda q: q, p, ins, {}) is not None
