@@ -694,7 +694,7 @@ class Encoder(CallUses, StmtVisitor):
     def edges(self, s: Stmt, kinds: tuple[Share, ...]) -> None:
         """The storage edges of ``s`` (``ir.effects``; between two tiles: :func:`stated`) of
         the given kinds, as facts.  An if merge taking its value on one arm of a condition of
-        the parameters (``Storage.arm``) waits for :func:`written_edges`, which states it for
+        the scalar parameters (``Storage.arm``) waits for :func:`written_edges`, which states it for
         the writes whose routes take it."""
         for e in self._edges.get(s, ()):
             if e.kind in kinds:

@@ -120,8 +120,8 @@ def written_edges(rows: dict[str, list[tuple]],
     tile some written tile (``WriteRow`` / ``MayWriteRow`` / ``ScalarWriteRow``) reaches
     through edges — and the crossings ``(ArmEdgeRow n d s)`` of the if merges ``arm_edges``
     (``d`` takes ``s`` only on arm ``(condition, 0 / 1)``) that write ``n`` makes on a route
-    some run takes: two ifs testing the same condition of the scalar parameters take the same arm, so
-    a route through opposite arms of them is followed no further (as ``Storage.flows_to``).
+    some run takes: two ifs testing the same condition of the scalar parameters take the same
+    arm, so a route through opposite arms of them is followed no further (``Storage.flows_to``).
     The only rules reading an edge carry a write from ``d`` to ``s`` (``rules.checks``
     ``written-through-view`` and its twins), so no rule can fire on any other edge (two thirds
     of them at 1,000 statements).  The rules see e-classes, not numbers: a leaf's class holds
