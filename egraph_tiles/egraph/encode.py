@@ -780,24 +780,27 @@ class Encoder(CallUses, StmtVisitor):
         result give it (egraph.calls ``result_uses``; an ordinary use when the function has no
         caller in the program).  When a caller writes through the result, or may write the
         result's storage after the call, the window is also written (``result_written``): it
-        must stay the view itself."""
+        must stay the view itself — and so must each window a returned merge, carry or view may
+        name."""
         window_of = self.enc.window_of
         written = None
         program, name = self.program, self.function
         windowed = program is not None and name is not None and result_windowed(program, name)
         for i, v in enumerate(s.values):
-            if type(v) is not VarRef or v.var not in window_of:  # type: ignore[attr-defined]
+            if type(v) is not VarRef or not isinstance(v.var.type, TileType):  # type: ignore[attr-defined]
                 continue
             element = i if len(s.values) > 1 else None
             uses = result_uses(program, name, element, windowed) \
                 if program is not None and name is not None else frozenset()
-            if windowed:
+            # (any other tile — a merge, a carry, a view — is no use here; a write through the
+            # result reaches the windows it may name through its storage edges, as one here)
+            if v.var in window_of and windowed:  # type: ignore[attr-defined]
                 # a caller takes windows of the result where it lies as written (or a function
                 # its calls frame does): the window itself must be returned, asked only what
                 # the callers do with the result as a whole (nothing: passed on as it is)
                 self._keep_returned.add(v.var)  # type: ignore[attr-defined]
                 self.use(s, ("return", i), v, role_of(uses) if uses else _PASS)
-            else:
+            elif v.var in window_of:  # type: ignore[attr-defined]
                 self.use(s, ("return", i), v, role_of(uses))
             if written is None:
                 written = program is not None and name is not None \

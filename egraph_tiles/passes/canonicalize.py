@@ -28,6 +28,7 @@ from ..checks.windows import check_acc_windows
 from ..ir.copies import static_copy_bytes
 from ..ir.effects import Effects, function_effects
 from ..ir.frames import frames_of
+from ..ir.lift import fold_calls, lift_calls
 from ..ir.storage import positional_slices, storage_of
 from ..ir.summaries import call_summaries
 from ..ir.stmts import Function, Program
@@ -53,9 +54,12 @@ def canonicalize_tile_slice(program: Program, *, options: Options | None = None,
     """Return a new program in which every canonical ``tile.slice`` of every InCore / AIC / AIV
     function is canonicalized (folded, materialized, or kept as a proven zero-copy view)."""
     opts = options or Options()
+    # (a call in a return / yield gets a statement of its own for the analyses: ir.lift)
+    lifted, temps = lift_calls(program)
     with _no_cycle_collection():
-        return Program(program.name, [_function(fn, opts, report, program)
-                                      for fn in program.functions])
+        out = Program(program.name, [_function(fn, opts, report, lifted)
+                                     for fn in lifted.functions])
+    return fold_calls(out, temps)
 
 
 @contextmanager
