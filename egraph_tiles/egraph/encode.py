@@ -8,6 +8,7 @@ the rules in ``egraph_tiles.rules`` and the extractor.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from ..ir import ops
 from ..ir.effects import (Edge, Effects, Share, Write, branch_arm, call_of, call_operands, function_effects)
@@ -98,6 +99,8 @@ class Encoder(CallUses, StmtVisitor):
         self.program = program
         #: the name of the function encoded (its callers decide what its returned windows need)
         self.function: str | None = None
+        #: its parameters
+        self.params: set[Var] = set()
         edges, writes = stated(fx)
         self._edges: dict[Stmt, list[Edge]] = by_stmt(edges)
         self._writes: dict[Stmt, list[Write]] = by_stmt(writes)
@@ -284,6 +287,10 @@ class Encoder(CallUses, StmtVisitor):
                                   else None)
             return k
         t = var.type
+        if var in self.params and isinstance(t, TileType) and t.memref is not None:
+            # (a parameter is the dense, aligned tile its callers make it, or where its calls
+            # frame it: a MemRef its type names is not where a call puts it)
+            t = replace(t, memref=None)
         known = self._types.get(id(t))  # (the entry holds ``t``: its id is not reused)
         if known is None or known[0] is not t:
             self.leaf_facts(t)
@@ -794,7 +801,7 @@ class Encoder(CallUses, StmtVisitor):
                 if program is not None and name is not None else frozenset()
             # (any other tile — a merge, a carry, a view — is no use here; a write through the
             # result reaches the windows it may name through its storage edges, as one here)
-            if v.var in window_of and windowed:  # type: ignore[attr-defined]
+            if v.var in window_of and windowed and self.param_window(v.var):  # type: ignore[attr-defined]
                 # a caller takes windows of the result where it lies as written (or a function
                 # its calls frame does): the window itself must be returned, asked only what
                 # the callers do with the result as a whole (nothing: passed on as it is)
@@ -809,6 +816,14 @@ class Encoder(CallUses, StmtVisitor):
                 n = self.number()
                 self.row("WriteRow", n, self.tile(v.var))  # type: ignore[attr-defined]
                 self.enc.writes.append(WriteSite(n, s, v.var, _RETURNED))  # type: ignore[attr-defined]
+
+    def param_window(self, var: Var) -> bool:
+        """Whether ``var`` is known to lie in one of the function's tile parameters (its layout's
+        root, ``ir.storage``): only then does a caller know where a returned ``var`` lies (the
+        call's result is that window of the argument); it takes any other result for a fresh,
+        dense, aligned tile, which the return must make true."""
+        lay = self.storage.layout(var) if self.storage is not None else None
+        return lay is not None and lay.root in self.params
 
     def visit_body(self, body: list[Stmt]) -> None:
         visit_assign, visit, kinds = self.visit_AssignStmt, self.visit, self._kinds_visit
@@ -884,7 +899,7 @@ def encode_function(fn: Function, fx: Effects | None = None,
     :mod:`egraph.calls`)."""
     fx = fx if fx is not None else function_effects(fn, call_summaries(program))
     enc = Encoder(fx, program, storage if storage is not None else storage_of(fn, fx))
-    enc.function = fn.name
+    enc.function, enc.params = fn.name, {p.var for p in fn.params}
     enc.visit_body(fn.body)
     out = enc.finish()
     out.storage = enc.storage

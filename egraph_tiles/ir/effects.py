@@ -325,6 +325,19 @@ class Effects:
     def same_storage(self, a: Var, b: Var) -> bool:
         return self.storage(a) is self.storage(b)
 
+    def share(self, vs: Sequence[Var]) -> None:
+        """Take the values ``vs`` for one storage class (parameters some call binds to tiles
+        that share storage: a write into one may change what another reads)."""
+        root = self.storage(vs[0])
+        for v in vs[1:]:
+            r = self.storage(v)
+            if r is root:
+                continue
+            self._parent[r] = root
+            pts = self._write_points.pop(r, None)
+            if pts:
+                self._write_points[root] = sorted(self._write_points.get(root, []) + pts)
+
     def written_in(self, v: Var, lo: int, hi: int) -> bool:
         """Whether something may write ``v``'s storage at a point in ``(lo, hi]``."""
         pts = self._write_points.get(self.storage(v))
@@ -579,10 +592,14 @@ class _Builder:
 def function_effects(fn: Function, summaries: Summaries | None = None) -> Effects:
     """The memory effects of ``fn`` (one walk over its body).  With its program's call
     ``summaries`` (``ir.summaries.call_summaries``), a call of one of the program's functions has
-    the effects its summary states; without, every such call is opaque."""
+    the effects its summary states, and tile parameters some call binds to tiles sharing storage
+    are one storage class (``Summaries.aliased``); without, every such call is opaque."""
     b = _Builder(summaries)
     b.body(fn.body, (0,), ())
-    return b.finish()
+    fx = b.finish()
+    for group in summaries.aliased(fn) if summaries is not None else ():
+        fx.share(group)
+    return fx
 
 
 # ---------------------------------------------------------------------- call summaries

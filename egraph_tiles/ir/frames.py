@@ -238,10 +238,14 @@ class _Frames:
 
     def root_start(self, caller: Function, root) -> int | None:
         """The byte a root's first element sits at (a fresh or planned buffer: 0, an aligned
-        allocation; a MemRef byte offset; a framed parameter: its frame's start)."""
+        allocation; a MemRef byte offset; a framed parameter: its frame's start; any other
+        parameter: 0, the dense-and-aligned tile its callers make it, whatever MemRef its type
+        names)."""
         f = self.frame_of(caller, root)
         if f is not None:
             return f.start
+        if any(q.var is root for q in caller.params):
+            return 0
         t = root.type
         if not isinstance(t, TileType):
             return None

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Callable
 
 from . import ops
-from .effects import CallSummary, Edge, Effects, Returned, Share, call_of, function_effects
+from .effects import (CallSummary, Edge, Effects, Returned, Share, call_of, call_operands, callee_name,
+                      function_effects, param_position)
 from .exprs import Call, Expr, ListExpr, Var, VarRef, const_int, free_vars
 from .stmts import Function, Program, ReturnStmt, walk
 from .storage import exact_index, storage_of
@@ -32,6 +33,10 @@ class Summaries:
         self._effects: dict[int, tuple[Function, Effects]] = {}
         #: what readers of the summaries derive from them once per program (egraph.calls)
         self.memo: dict[tuple, object] = {}
+        self._aliased: dict[str, list[tuple[Var, ...]]] = {}
+        self._aliasing: set[str] = set()
+        self._plain: dict[int, tuple[Function, Effects]] = {}
+        self._sites: dict[str, list[tuple[Function, Call]]] | None = None
 
     def effects(self, fn: Function) -> Effects:
         """The effects of ``fn`` (a function of the program) with these summaries, computed
@@ -39,6 +44,32 @@ class Summaries:
         got = self._effects.get(id(fn))
         if got is None or got[0] is not fn:
             got = self._effects[id(fn)] = (fn, function_effects(fn, self))
+        return got[1]
+
+    def aliased(self, fn: Function) -> list[tuple[Var, ...]]:
+        """The groups of ``fn``'s tile parameters that some call in the program binds to tiles
+        sharing storage (the same tile, windows of one tile, values the caller's effects cannot
+        tell apart, parameters of the caller that are so themselves), computed once, top-down
+        over the call graph; in a recursive cycle, all of them."""
+        got = self._aliased.get(fn.name)
+        if got is not None:
+            return got
+        tiles = tuple(p.var for p in fn.params if isinstance(p.var.type, TileType))
+        if fn.name in self._aliasing:  # (a recursive cycle: any two may share)
+            return [tiles] if len(tiles) > 1 else []
+        self._aliasing.add(fn.name)
+        try:
+            got = self._aliased[fn.name] = _aliased_params(self, fn, tiles)
+        finally:
+            self._aliasing.discard(fn.name)
+        return got
+
+    def plain_effects(self, fn: Function) -> Effects:
+        """The effects of ``fn`` with every program call opaque (its result may share every tile
+        argument's storage), computed once: what :meth:`aliased` reads of a caller."""
+        got = self._plain.get(id(fn))
+        if got is None or got[0] is not fn:
+            got = self._plain[id(fn)] = (fn, function_effects(fn))
         return got[1]
 
     def get(self, name: str) -> CallSummary | None:
@@ -61,6 +92,49 @@ class Summaries:
             self._active.discard(name)
         self._done[name] = summary
         return summary
+
+
+def _aliased_params(sums: Summaries, fn: Function, tiles: tuple[Var, ...]) -> list[tuple[Var, ...]]:
+    """:meth:`Summaries.aliased` of ``fn``, its tile parameters ``tiles``."""
+    if len(tiles) < 2:
+        return []
+    if sums._sites is None:
+        sums._sites = {}
+        for caller in sums.program.functions:
+            for s in walk(caller.body):
+                call = call_of(s)
+                name = callee_name(call.op) if call is not None else None
+                if name is not None:
+                    sums._sites.setdefault(name, []).append((caller, call))  # type: ignore[arg-type]
+    names = [p.var.name for p in fn.params]
+    group = {v: v for v in tiles}  # (a union-find over the parameters)
+
+    def find(v: Var) -> Var:
+        while group[v] is not v:
+            v = group[v]
+        return v
+
+    for caller, call in sums._sites.get(fn.name, ()):
+        fx = sums.plain_effects(caller)
+        # (the caller's own parameters that share storage: one class)
+        rep = {fx.storage(p): fx.storage(g[0]) for g in sums.aliased(caller) for p in g}
+        by_class: dict[Var, Var] = {}
+        for k, a in call_operands(call):
+            i = param_position(names, k)
+            if type(a) is not VarRef or not isinstance(i, int) or i >= len(fn.params) \
+                    or fn.params[i].var not in group:
+                continue
+            c = fx.storage(a.var)  # type: ignore[attr-defined]
+            c = rep.get(c, c)
+            p = fn.params[i].var
+            if c in by_class:
+                group[find(p)] = find(by_class[c])
+            else:
+                by_class[c] = p
+    out: dict[Var, list[Var]] = {}
+    for v in tiles:
+        out.setdefault(find(v), []).append(v)
+    return [tuple(g) for g in out.values() if len(g) > 1]
 
 
 #: the last program's summaries (the pass reads them for each of its functions)

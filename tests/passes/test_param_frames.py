@@ -349,3 +349,29 @@ def test_a_window_a_function_returns_in_a_tuple_keeps_its_place_for_a_framed_fun
     assert param_frames(p)[("row2", 0)] == Frame((2048, 32), 1824)
     et.assert_structural_equal(et.optimize(p), p)
     assert verdicts(p) == (None, None)
+
+
+PINNED_PARAM = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def g(self, t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec, pl.MemRef(16)]) -> pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec]:
+        z = pl.tile.muls(t, 1.0)
+        {window}
+        return r
+"""
+
+
+def test_a_memref_a_parameters_type_names_is_not_where_its_calls_put_it():
+    # g reads t whole (no frame): t is the dense, aligned tile its callers make it, so column 4
+    # is 16 B in and copied.  Before, 16 + 16 = 32 B was judged aligned, and tile.muls faulted.
+    body = """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+r = self.g(local)
+pl.tile.assemble(local, r, [4, 0])
+pl.store(local, [0, 0], out)"""
+    p = program(body, PINNED_PARAM.format(
+        window="s = pl.tile.slice(t, [1, 8], [0, 4])\n        r = pl.tile.muls(s, 2.0)"))
+    expected = program(body, PINNED_PARAM.format(
+        window="s_ext = pl.tile.extract(t, 0, 4, shape=[1, 8], target_memory=pl.Mem.Vec)\n"
+               "        r = pl.tile.muls(s_ext, 2.0)"))
+    et.assert_structural_equal(et.optimize(p), expected)
+    assert verdicts(p)[1] is None

@@ -75,3 +75,30 @@ def test_a_returned_window_the_caller_also_reads_whole_is_still_judged_for_that_
                   "and windows are taken of that (by a caller", "read or written as a whole"):
         assert piece in msg, (piece, msg)
     assert unsound_because(lambda q: q, p, inputs_for(p), {}) is not None
+
+
+OWN = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def own(self, y: pl.Tensor[[64, 64], pl.FP32]) -> pl.Tile[[2, 8], pl.FP32, pl.Mem.Vec]:
+        big = pl.tile.load(y, [0, 0], [4, 16], target_memory=pl.Mem.Vec)
+        s = pl.tile.slice(big, [2, 8], [0, 1])
+        return {ret}
+"""
+READ_ROW1 = """
+r = self.own(p)
+w = pl.tile.slice(r, [1, 8], [1, 0])
+m = pl.tile.muls(w, 2.0)
+pl.tile.assemble(root, m, [4, 0])
+pl.store(root, [0, 0], out)"""
+
+
+def test_a_window_of_the_functions_own_tile_is_returned_as_a_tile_of_its_own():
+    # the caller knows nothing of where own's tile lies: it takes the result for a fresh, dense,
+    # aligned tile, and own makes that true (s is 4 B in, 64-byte rows: copied).  Before, own
+    # returned the view, and row 1 of it (68 B into big) faulted in tile.muls.
+    p = program(READ_ROW1, OWN.format(ret="s"))
+    expected = program(READ_ROW1, OWN.format(ret="s_ext").replace(
+        "s = pl.tile.slice(big, [2, 8], [0, 1])",
+        "s_ext = pl.tile.extract(big, 0, 1, shape=[2, 8], target_memory=pl.Mem.Vec)"))
+    et.assert_structural_equal(et.optimize(p), expected)
+    assert verdicts(p)[1] is None
