@@ -589,15 +589,17 @@ class _Builder:
         return fx
 
 
-def function_effects(fn: Function, summaries: Summaries | None = None) -> Effects:
+def function_effects(fn: Function, summaries: Summaries | None = None,
+                     aliased: bool = True) -> Effects:
     """The memory effects of ``fn`` (one walk over its body).  With its program's call
     ``summaries`` (``ir.summaries.call_summaries``), a call of one of the program's functions has
     the effects its summary states, and tile parameters some call binds to tiles sharing storage
-    are one storage class (``Summaries.aliased``); without, every such call is opaque."""
+    are one storage class (``Summaries.aliased``; not with ``aliased`` False: a summary speaks of
+    each parameter, the caller knows which share); without, every such call is opaque."""
     b = _Builder(summaries)
     b.body(fn.body, (0,), ())
     fx = b.finish()
-    for group in summaries.aliased(fn) if summaries is not None else ():
+    for group in summaries.aliased(fn) if summaries is not None and aliased else ():
         fx.share(group)
     return fx
 

@@ -87,7 +87,7 @@ class Summaries:
         self._active.add(name)
         try:
             # (not kept in ``effects``: a callee in a recursive cycle saw this call unsummarized)
-            summary = summarize(fn, function_effects(fn, self))
+            summary = summarize(fn, function_effects(fn, self, aliased=False))
         finally:
             self._active.discard(name)
         self._done[name] = summary

@@ -52,3 +52,18 @@ def test_a_window_of_a_parameter_another_one_writes_in_the_loop_is_copied_in_the
     p = program("self.g(local, local)", SLICED)
     et.assert_structural_equal(et.optimize(p), program("self.g(local, local)", COPIED))
     assert unsound_because(et.optimize, p, inputs_for(p), {}) is None
+
+
+def test_a_summary_speaks_of_each_parameter_though_its_calls_alias_them():
+    # (the caller knows its arguments share storage; pair's second result is u's tile itself,
+    # not a part of t as well)
+    p = et.verify_program(et.parse_program(kernel(PARAMS, BODY.format(call="pr = self.pair(local, local)"),
+                                                  "pl.Tensor[[16, 64], pl.FP32]", more="""
+    @pl.function(type=pl.FunctionType.InCore)
+    def pair(self, t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec], u: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]) -> tuple[pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec], pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec]]:
+        return t, u
+""")))
+    sums = call_summaries(p)
+    assert len(sums.aliased(p.function("pair"))) == 1
+    assert [[(r.param, r.whole) for r in res] for res in sums.get("pair").results] == \
+        [[(0, True)], [(1, True)]]
