@@ -579,7 +579,8 @@ class _RouteBuilder:
             self.emit(f"{n} = {self.slice_text(name, (h, w), (r0, c0))}")
             return n, mem, h, w
         if route == "call-result":
-            form = self.pick(["ident", "nested", "slice", "nested-slice", "slice-shared"])
+            form = self.pick(["ident", "nested", "slice", "nested-slice", "slice-shared",
+                              "slice-in-return", "slice-handed-on"])
             self.tags.add(f"call-{form}")
             key = f"{mem.lower()}{r}x{c}"
             ident = self.callee(f"id_{key}", f"""
@@ -623,11 +624,25 @@ class _RouteBuilder:
             self.tags.add("view-of-view")
             h, w, r0, c0 = self.sub_shape(kind, r, c)
             fn = self.fresh(f"sub_{key}_")
+            # (slice-handed-on: the window is handed back through a set_validshape view or a
+            # loop carry of it, not as itself)
+            hand = self.pick(["view", "carry"]) if form == "slice-handed-on" else None
+            back = {None: "        return s",
+                    "view": f"        sv = pl.tile.set_validshape(s, [{h}, {w}])\n        return sv",
+                    "carry": "        for i, (c,) in pl.range(1, init_values=(s,)):\n"
+                             "            cs = pl.yield_(c)\n        return cs"}[hand]
             self.callee(fn, f"""
     @pl.function(type=pl.FunctionType.InCore)
     def {fn}(self, t: {T}) -> {_ty(mem, h, w)}:
         s = {self.slice_text("t", (h, w), (r0, c0))}
-        return s
+{back}
+""")
+            if form == "slice-in-return":  # a function returning the call itself
+                wrap = self.fresh(f"wrap_{key}_")
+                fn = self.callee(wrap, f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def {wrap}(self, t: {T}) -> {_ty(mem, h, w)}:
+        return self.{fn}(t)
 """)
             if form == "slice-shared":
                 # the function is called on a fresh tile too (one at a MemRef byte offset, or
@@ -874,7 +889,7 @@ def _acc_case(b: _RouteBuilder, route: str | None) -> None:
 
 
 _STALE_WRITES = ("direct", "call-result", "tuple-element", "callee-write", "carry", "merge",
-                 "view-of-view")
+                 "view-of-view", "callee-aliased")
 
 
 def _stale_case(b: _RouteBuilder, route: str | None) -> None:
@@ -936,6 +951,19 @@ def _stale_case(b: _RouteBuilder, route: str | None) -> None:
         return t
 """)
         write = ["fw = self.fill_vec16x64(root, pfull)"]
+    elif how == "callee-aliased":
+        # a function given root twice reads a window of one parameter after writing the other
+        # (the read goes out too): its parameters share storage
+        win_t = b.slice_text("t", (h, w), (r0, c0))
+        b.callee("aliased_vec16x64", f"""
+    @pl.function(type=pl.FunctionType.InCore)
+    def aliased_vec16x64(self, t: {V64}, u: {V64}, pf: {V64}) -> {_ty("Vec", h, w)}:
+        s = {win_t}
+        pl.tile.assemble(u, pf, [0, 0])
+        y = pl.tile.muls(s, 1.0)
+        return y
+""")
+        write = ["ya = self.aliased_vec16x64(root, root, pfull)", "pl.store(ya, [32, 0], out)"]
     elif how == "carry":
         write = ["for j, (lc,) in pl.range(1, init_values=(root,)):",
                  "    pl.tile.assemble(lc, pfull, [0, 0])", "    lr = pl.yield_(lc)"]

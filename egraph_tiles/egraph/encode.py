@@ -649,6 +649,8 @@ class Encoder(CallUses, StmtVisitor):
             for s in fx.stmts:
                 if type(s) is ReturnStmt:  # read by the callers, as a whole
                     accessed.update(a.var for a in s.values if type(a) is VarRef)  # type: ignore[attr-defined]
+                    for a, r in self.returned_roles(s):
+                        roles.setdefault(a, []).append((r, s, a))
                     continue
                 call = call_of(s) if s is not None else None
                 if call is None:
@@ -673,6 +675,22 @@ class Encoder(CallUses, StmtVisitor):
         out: list[tuple[ops.Role, Stmt, Var]] = []
         for v in self.storage.flows_to(dst, skip=self._framed_call, arms=arms):  # type: ignore[union-attr]
             out += self._roles_of.get(v, ())
+        return out
+
+    def returned_roles(self, s: ReturnStmt) -> list[tuple[Var, ops.Role]]:
+        """The context each tile value ``s`` returns is used in by the callers (egraph.calls
+        ``result_uses``): what a window handed on into it (a carry, a merge, a view) must
+        satisfy; none for a function with no caller in the program."""
+        program, name = self.program, self.function
+        if program is None or name is None:
+            return []
+        out = []
+        for i, v in enumerate(s.values):
+            if type(v) is VarRef and isinstance(v.var.type, TileType):  # type: ignore[attr-defined]
+                uses = result_uses(program, name, i if len(s.values) > 1 else None,
+                                   result_windowed(program, name))
+                if uses:
+                    out.append((v.var, role_of(uses)))  # type: ignore[attr-defined]
         return out
 
     def _framed_call(self, e: Edge) -> bool:

@@ -209,6 +209,10 @@ class _Frames:
         root = self.frame_of(caller, lay.root) if lay is not None else None
         if root is not None and not root.exact:
             return None  # (only a multiple is known of where the caller's own parameter lies)
+        if root is None and lay is not None and any(q.var is lay.root for q in caller.params):
+            # (the caller's own parameter, not framed: where it lies is what its callers make
+            # it, and they make nothing of it for a function that only frames it further)
+            return None
         if lay is None or len(lay.strides) != 2:
             return None
         off = lay.offset_bytes()
@@ -238,14 +242,10 @@ class _Frames:
 
     def root_start(self, caller: Function, root) -> int | None:
         """The byte a root's first element sits at (a fresh or planned buffer: 0, an aligned
-        allocation; a MemRef byte offset; a framed parameter: its frame's start; any other
-        parameter: 0, the dense-and-aligned tile its callers make it, whatever MemRef its type
-        names)."""
+        allocation; a MemRef byte offset; a framed parameter: its frame's start)."""
         f = self.frame_of(caller, root)
         if f is not None:
             return f.start
-        if any(q.var is root for q in caller.params):
-            return 0
         t = root.type
         if not isinstance(t, TileType):
             return None

@@ -375,3 +375,26 @@ pl.store(local, [0, 0], out)"""
                "        r = pl.tile.muls(s_ext, 2.0)"))
     et.assert_structural_equal(et.optimize(p), expected)
     assert verdicts(p)[1] is None
+
+
+WRAP = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def wrap(self, t: pl.Tile[[2, 8], pl.FP32, pl.Mem.Vec]) -> pl.Tile[[1, 8], pl.FP32, pl.Mem.Vec]:
+        r = self.row1(t)
+        return r
+"""
+
+
+def test_a_parameter_handed_on_whole_by_an_unframed_one_is_not_framed():
+    # wrap passes t whole to row1 (t is no frame of its own: wrap does more than take windows
+    # of it), so where row1's tile lies is not known from the calls: row1 takes it for a tile of
+    # its own, and wrap's caller makes that true (w, 4 B into root's row 1, is copied).  Before,
+    # row1 was framed at t's own start (0), and row 1 of w, 100 B in, was read as aligned.
+    body = ROOT12 + """
+w = pl.tile.slice(root, [2, 8], [1, 1])
+r = self.wrap(w)
+y = pl.tile.muls(r, 2.0)
+pl.store(y, [0, 0], out)"""
+    p = program(body, WRAP + ROW1)
+    assert param_frames(p) == {}
+    assert verdicts(p)[1] is None

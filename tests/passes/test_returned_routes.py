@@ -67,3 +67,35 @@ def test_an_aligned_window_a_returned_value_names_stays_a_view_the_callers_write
     et.assert_structural_equal(et.optimize(p), p)
     for flag in (0, 1):
         assert unsound_because(et.optimize, p, inputs_for(p), {"flag": flag}) is None
+
+
+COLX = """
+local = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+r = self.g(local, flag)
+gv = pl.tile.load(p, [0, 0], [1, 6], target_memory=pl.Mem.Vec)
+ce = pl.tile.col_expand_add(r, gv)
+pl.store(ce, [0, 0], out)
+return out"""
+CARRY = """
+    @pl.function(type=pl.FunctionType.InCore)
+    def g(self, t: pl.Tile[[16, 64], pl.FP32, pl.Mem.Vec], flag: pl.Scalar[pl.INDEX]) -> pl.Tile[[5, 6], pl.FP32, pl.Mem.Vec]:
+        {window}
+        for i, (c,) in pl.range(1, init_values=({name},)):
+            cs = pl.yield_(c)
+        return cs
+"""
+
+
+def test_a_window_a_returned_carry_names_is_copied_for_a_callers_col_expand():
+    # (a 5 x 6 window of 64-wide rows is no identity layout: col_expand_add would repack it over
+    # its source; the callers' use of the result is the carry's, so the window is copied where
+    # it enters the carry.  Before, it entered as itself and the repack corrupted t.)
+    def prog(window: str, name: str) -> et.ir.Program:
+        return et.verify_program(et.parse_program(kernel(
+            PARAMS, COLX, "pl.Tensor[[16, 64], pl.FP32]", more=CARRY.format(window=window, name=name))))
+
+    p = prog("s = pl.tile.slice(t, [5, 6], [3, 0])", "s")
+    expected = prog("s_ext = pl.tile.extract(t, 3, 0, shape=[5, 6], target_memory=pl.Mem.Vec)",
+                    "s_ext")
+    et.assert_structural_equal(et.optimize(p), expected)
+    assert unsound_because(et.optimize, p, inputs_for(p), {"flag": 0}) is None

@@ -134,7 +134,8 @@ def test_the_route_strategy_draws_every_route_into_every_consumer_it_reaches() -
     extras = {s for steps in _EXTRA_STEPS.values() for s in steps}
     want = {*ROUTES, *extras, "valid_shape", "root-t12", "root-pinned", "carry-inside",
             "call-ident", "call-nested", "call-slice", "call-nested-slice", "call-slice-shared",
-            "call-slice-pinned", "call-slice-shared-read", "whole-root", "callee-use", "stale-handoff-carry",
+            "call-slice-pinned", "call-slice-shared-read", "call-slice-in-return",
+            "call-slice-handed-on", "callee-aliased", "whole-root", "callee-use", "stale-handoff-carry",
             "stale-handoff-merge", "stale-handoff-call", "stale-handoff-tuple",
             "stale-handoff-view", "temporaries-callee"}
     assert want <= seen, want - seen
