@@ -143,14 +143,6 @@ class _Frames:
         self.done: dict[tuple[str, int], Frame | None] = {}
         self.active: set[str] = set()
         self.storages: dict[str, Storage] = {}
-        #: callee name -> [(caller, call statement's call)]
-        self.sites: dict[str, list[tuple[Function, Call]]] = {}
-        for fn in program.functions:
-            for s in walk(fn.body):
-                call = call_of(s)
-                name = callee_name(call.op) if call is not None else None
-                if name is not None:
-                    self.sites.setdefault(name, []).append((fn, call))  # type: ignore[arg-type]
 
     def all(self) -> dict[tuple[str, int], Frame]:
         out = {}
@@ -186,7 +178,7 @@ class _Frames:
         names = [q.var.name for q in fn.params]
         frames: list[Frame] = []
         handed_only = _only_handed_back(self.sums.effects(fn), fn, p)  # type: ignore[union-attr]
-        for caller, call in self.sites.get(fn.name, ()):
+        for caller, call in self.sums.sites(fn.name):  # type: ignore[union-attr]
             if handed_only and self.unused(caller, call):
                 continue  # (the call touches no byte of the tile: nothing reads what it hands back)
             args = [a for i, a in call_operands(call) if param_position(names, i) == k]

@@ -64,6 +64,19 @@ class Summaries:
             self._aliasing.discard(fn.name)
         return got
 
+    def sites(self, name: str) -> list[tuple[Function, Call]]:
+        """The calls of program function ``name`` in the program, with the function making each
+        (statement-level calls: ``ir.lift`` names those in a return or yield first)."""
+        if self._sites is None:
+            self._sites = {}
+            for caller in self.program.functions:
+                for s in walk(caller.body):
+                    call = call_of(s)
+                    callee = callee_name(call.op) if call is not None else None
+                    if callee is not None:
+                        self._sites.setdefault(callee, []).append((caller, call))  # type: ignore[arg-type]
+        return self._sites.get(name, [])
+
     def plain_effects(self, fn: Function) -> Effects:
         """The effects of ``fn`` with every program call opaque (its result may share every tile
         argument's storage), computed once: what :meth:`aliased` reads of a caller."""
@@ -98,14 +111,6 @@ def _aliased_params(sums: Summaries, fn: Function, tiles: tuple[Var, ...]) -> li
     """:meth:`Summaries.aliased` of ``fn``, its tile parameters ``tiles``."""
     if len(tiles) < 2:
         return []
-    if sums._sites is None:
-        sums._sites = {}
-        for caller in sums.program.functions:
-            for s in walk(caller.body):
-                call = call_of(s)
-                name = callee_name(call.op) if call is not None else None
-                if name is not None:
-                    sums._sites.setdefault(name, []).append((caller, call))  # type: ignore[arg-type]
     names = [p.var.name for p in fn.params]
     group = {v: v for v in tiles}  # (a union-find over the parameters)
 
@@ -114,7 +119,7 @@ def _aliased_params(sums: Summaries, fn: Function, tiles: tuple[Var, ...]) -> li
             v = group[v]
         return v
 
-    for caller, call in sums._sites.get(fn.name, ()):
+    for caller, call in sums.sites(fn.name):
         fx = sums.plain_effects(caller)
         # (the caller's own parameters that share storage: one class)
         rep = {fx.storage(p): fx.storage(g[0]) for g in sums.aliased(caller) for p in g}
