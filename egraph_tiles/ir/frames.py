@@ -12,7 +12,8 @@ argument.
 A Vec tile parameter gets a frame when the function does nothing with the tile itself but take
 windows of it (every statement naming it, or a plain alias of it, is a ``tile.slice`` of it, or
 a scalar ``tile.read`` / ``tile.write`` of one element: each window is then judged by the
-function, at its real address) and every call of the function
+function, at its real address), or passes it on whole only to framed parameters of other
+functions (where those lie is then where its own calls pass it), and every call of the function
 in the program passes an argument whose layout is known (strides and a constant start) with the
 same column stride.  Where the calls agree, the frame is exact; where they pass the tile at
 different row pitches or starts, the frame keeps what all of them share: the greatest common
@@ -173,7 +174,7 @@ class _Frames:
         if not isinstance(t, TileType) or t.memory is not MemorySpace.Vec or t.rank != 2 \
                 or const_shape(t) is None or self.sums.get(fn.name) is None:  # type: ignore[union-attr]
             return None
-        if not _only_windowed(self.sums.effects(fn), fn, p):  # type: ignore[union-attr]
+        if not _only_windowed(self.sums.effects(fn), fn, p) and not self.only_passed(fn, p, None):  # type: ignore[union-attr]
             return None
         names = [q.var.name for q in fn.params]
         frames: list[Frame] = []
@@ -184,11 +185,60 @@ class _Frames:
             args = [a for i, a in call_operands(call) if param_position(names, i) == k]
             if len(args) != 1 or type(args[0]) is not VarRef:
                 return None
-            f = self.argument(caller, args[0].var, t)  # type: ignore[attr-defined]
-            if f is None:
+            got = self.passed(caller, args[0].var, t, (fn.name, k), frozenset())  # type: ignore[attr-defined]
+            if got is None:
                 return None
-            frames.append(f)
+            frames += got
         return joined(frames)
+
+    def passed(self, caller: Function, v, param_type: TileType, framing: tuple[str, int],
+               seen: frozenset) -> list[Frame] | None:
+        """Where argument ``v`` of a call in ``caller`` lies, for each way it gets there: its own
+        place, or — when ``v`` is a parameter of ``caller`` that ``caller`` does nothing with
+        but pass it on whole to parameters its calls frame (``framing``, the one being framed,
+        among them: ``caller``'s own callers then pass it as it is) — where every call of
+        ``caller`` passes it.  None: unknown."""
+        j = next((i for i, q in enumerate(caller.params) if q.var is v), None)
+        if j is None or self.frame(caller, j) is not None:
+            f = self.argument(caller, v, param_type)
+            return None if f is None else [f]
+        if caller.name in seen or not self.only_passed(caller, v, framing):
+            return None
+        names = [q.var.name for q in caller.params]
+        out: list[Frame] = []
+        for outer, call in self.sums.sites(caller.name):  # type: ignore[union-attr]
+            args = [a for i, a in call_operands(call) if param_position(names, i) == j]
+            if len(args) != 1 or type(args[0]) is not VarRef:
+                return None
+            got = self.passed(outer, args[0].var, param_type, framing, seen | {caller.name})  # type: ignore[attr-defined]
+            if got is None:
+                return None
+            out += got
+        return out or None
+
+    def only_passed(self, fn: Function, p, framing: tuple[str, int]) -> bool:
+        """Whether every statement of ``fn`` naming ``p`` passes it whole to parameters of
+        program functions their calls frame (``framing`` taken for framed)."""
+        for s in walk(fn.body):
+            if not any(p in free_vars(e) for e in stmt_exprs(s)):
+                continue
+            call = call_of(s)
+            name = callee_name(call.op) if call is not None else None
+            if name is None:
+                return False
+            try:
+                callee = self.program.function(name)
+            except KeyError:
+                return False
+            names = [q.var.name for q in callee.params]
+            for i, a in call_operands(call):  # type: ignore[union-attr]
+                if p not in free_vars(a):
+                    continue
+                k = param_position(names, i)
+                if type(a) is not VarRef or not isinstance(k, int) \
+                        or (name, k) != framing and self.frame(callee, k) is None:
+                    return False
+        return True
 
     def argument(self, caller: Function, v, param_type: TileType) -> Frame | None:
         """Where argument ``v`` of a call in ``caller`` lies (None: unknown)."""

@@ -15,7 +15,7 @@ from .effects import (CallSummary, Edge, Effects, Returned, Share, call_of, call
                       function_effects, param_position)
 from .exprs import Call, Expr, ListExpr, Var, VarRef, const_int, free_vars
 from .stmts import Function, Program, ReturnStmt, walk
-from .storage import exact_index, storage_of
+from .storage import exact_index, same_layout, storage_of
 from .types import TileType
 
 
@@ -210,7 +210,7 @@ def constant_window(call: Call | None) -> tuple[Var, tuple[int, int], tuple[int,
 def _window_of(fx: Effects, into: dict[Var, list[Edge]], v: Var, whole: set[Var]
                ) -> tuple[tuple[int, int], tuple[int, int]] | None:
     """The window of constant shape of the tile ``whole`` names that ``v`` is (a chain of
-    aliases, slices and calls returning such a window, offsets added; an offset not constant
+    aliases, same-layout views, slices and calls returning such a window, offsets added; an offset not constant
     is None), if it is one."""
     shape = None
     r: int | None = 0
@@ -229,8 +229,8 @@ def _window_of(fx: Effects, into: dict[Var, list[Edge]], v: Var, whole: set[Var]
             _src, hw, (dr, dc) = got
         elif e.kind is Share.CALL and e.window is not None:
             hw, (dr, dc) = e.window
-        elif e.kind is Share.ALIAS:
-            v = e.src
+        elif e.kind is Share.ALIAS or e.kind is Share.VIEW and same_layout(e):
+            v = e.src  # (the same elements: an alias, a set_validshape view)
             continue
         else:
             return None

@@ -206,3 +206,23 @@ def test_acc_window_returned_by_the_callee_is_still_the_window_for_the_caller():
     with pytest.raises(ValueError, match="tile.matmul_acc at line 15: its accumulator `y` is a "
                                          "16x32 row window of a 32x32 Acc"):
         et.optimize(p)
+
+
+
+def test_acc_window_the_callee_returns_through_set_validshape_is_known_to_the_caller():
+    # (the callee's result is its window of the tile, viewed: the caller's matmul_acc into
+    # columns 0-1, inside one 16-column block, is one the MAD writes right.  Before, the view
+    # hid the window's offset, and the accumulator was rejected as at a dynamic offset.)
+    text = ACC.format(pr=16, r=0).replace(
+        "        y = self.accumulate(win, a_l, b_r)\n",
+        "        b2 = pl.tile.extract(b_mat, 0, 0, shape=[16, 2], target_memory=pl.Mem.Right)\n"
+        "        y = self.viewed(win)\n        y2 = pl.tile.matmul_acc(y, a_l, b2)\n") + """
+    @pl.function(type=pl.FunctionType.InCore)
+    def viewed(self, w: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc]) -> pl.Tile[[16, 2], pl.FP32, pl.Mem.Acc]:
+        s = pl.tile.slice(w, [16, 2], [0, 0])
+        v = pl.tile.set_validshape(s, [16, 2])
+        return v
+"""
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    assert hardware_ok(p)
+    et.assert_structural_equal(et.optimize(p), p)

@@ -385,16 +385,28 @@ WRAP = """
 """
 
 
-def test_a_parameter_handed_on_whole_by_an_unframed_one_is_not_framed():
-    # wrap passes t whole to row1 (t is no frame of its own: wrap does more than take windows
-    # of it), so where row1's tile lies is not known from the calls: row1 takes it for a tile of
-    # its own, and wrap's caller makes that true (w, 4 B into root's row 1, is copied).  Before,
-    # row1 was framed at t's own start (0), and row 1 of w, 100 B in, was read as aligned.
+def test_a_parameter_passed_on_whole_frames_the_function_it_is_passed_to_where_its_callers_pass_it():
+    # wrap does nothing with t but pass it to row1 (a framed parameter: so t is framed too): its
+    # caller passes w as it is, so row1's tile lies where w does (52 B in, 48-byte rows) and
+    # row 1 of it, 100 B in, is copied for the read.  (Before, row1 was framed at t's own start, 0: row 1 was read as aligned, and
+    # tile.muls faulted.)
     body = ROOT12 + """
 w = pl.tile.slice(root, [2, 8], [1, 1])
 r = self.wrap(w)
 y = pl.tile.muls(r, 2.0)
 pl.store(y, [0, 0], out)"""
     p = program(body, WRAP + ROW1)
-    assert param_frames(p) == {}
+    assert param_frames(p) == {("wrap", 0): Frame((384, 32), 52), ("row1", 0): Frame((384, 32), 52)}
     assert verdicts(p)[1] is None
+
+
+def test_a_row_written_through_a_function_passing_its_parameter_on_stays_a_view_where_aligned():
+    # (w at 16 B: row 1 of it is 64 B in, aligned; the write through wrap's result lands there)
+    p = program(ROOT12 + """
+w = pl.tile.slice(root, [2, 8], [0, 4])
+r = self.wrap(w)
+pt = pl.tile.load(p, [0, 0], [1, 8], target_memory=pl.Mem.Vec)
+pl.tile.assemble(r, pt, [0, 0])
+pl.store(root, [0, 0], out)""", WRAP + ROW1)
+    et.assert_structural_equal(et.optimize(p), p)
+    assert verdicts(p) == (None, None)
