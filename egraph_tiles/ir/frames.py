@@ -143,7 +143,9 @@ class _Frames:
         self.sums = call_summaries(program)
         self.done: dict[tuple[str, int], Frame | None] = {}
         self.active: set[str] = set()
-        self.storages: dict[str, Storage] = {}
+        #: whether an answer being computed read a frame still being computed (a cycle)
+        self.cut = False
+        self.storages: dict[tuple, Storage] = {}
 
     def all(self) -> dict[tuple[str, int], Frame]:
         out = {}
@@ -158,14 +160,18 @@ class _Frames:
         key = (fn.name, k)
         if key in self.done:
             return self.done[key]
-        if fn.name in self.active:  # (a recursive cycle: no frame)
+        if fn.name in self.active:  # (a cycle: no frame here, and none kept of what read this)
+            self.cut = True
             return None
         self.active.add(fn.name)
+        outer, self.cut = self.cut, False
         try:
             got = self._frame(fn, k)
         finally:
             self.active.discard(fn.name)
-        self.done[key] = got
+        if not self.cut or not self.active:  # (the outermost answer stands: its cycles closed)
+            self.done[key] = got
+        self.cut = self.cut or outer
         return got
 
     def _frame(self, fn: Function, k: int) -> Frame | None:
@@ -297,14 +303,17 @@ class _Frames:
         return m.byte_offset if isinstance(m.byte_offset, int) and m.byte_offset >= 0 else None
 
     def storage(self, fn: Function) -> Storage:
-        st = self.storages.get(fn.name)
+        """``fn``'s storage analysis with the frames of its parameters known so far (kept per
+        set of frames: one read inside a cycle may know fewer)."""
+        frames = {}
+        for k, q in enumerate(fn.params):
+            f = self.frame(fn, k)
+            if f is not None:
+                frames[q.var] = f
+        key = (fn.name, tuple(frames.values()))
+        st = self.storages.get(key)
         if st is None:
-            frames = {}
-            for k, q in enumerate(fn.params):
-                f = self.frame(fn, k)
-                if f is not None:
-                    frames[q.var] = f
-            st = self.storages[fn.name] = storage_of(fn, self.sums.effects(fn), frames)  # type: ignore[union-attr]
+            st = self.storages[key] = storage_of(fn, self.sums.effects(fn), frames)  # type: ignore[union-attr]
         return st
 
 

@@ -13,7 +13,7 @@ from typing import Callable
 from . import ops
 from .effects import (CallSummary, Edge, Effects, Returned, Share, call_of, call_operands, callee_name,
                       function_effects, param_position)
-from .exprs import Call, Expr, ListExpr, Var, VarRef, const_int, free_vars
+from .exprs import Call, Expr, ListExpr, Var, VarRef, const_int, const_shape, free_vars
 from .stmts import Function, Program, ReturnStmt, walk
 from .storage import exact_index, same_layout, storage_of
 from .types import TileType
@@ -259,8 +259,14 @@ def summarize(fn: Function, fx: Effects) -> CallSummary:
             for k, pv in params:
                 if fx.same_storage(v, pv):
                     whole = v in wholes[k]
-                    out.add(Returned(k, whole, None if whole else _window_of(fx, into, v, wholes[k]),
-                                     exact_index(st, v, pv)))
+                    at = exact_index(st, v, pv)
+                    window = None if whole else _window_of(fx, into, v, wholes[k])
+                    dims = const_shape(v.type) if isinstance(v.type, TileType) else None
+                    if not whole and window is None and at is not None and dims is not None \
+                            and len(at) == 2 and len(dims) == 2:
+                        # (a carry or merge of one window: laid out as the parameter from ``at``)
+                        window = (dims, at)
+                    out.add(Returned(k, whole, window, at))
             return out
         vs = [v for v in free_vars(e) if isinstance(v.type, TileType)]
         return {Returned(k) for k, pv in params if any(fx.same_storage(v, pv) for v in vs)}

@@ -226,3 +226,22 @@ def test_acc_window_the_callee_returns_through_set_validshape_is_known_to_the_ca
     p = et.verify_program(et.parse_program(text, filename="kernel.py"))
     assert hardware_ok(p)
     et.assert_structural_equal(et.optimize(p), p)
+
+
+def test_acc_window_the_callee_returns_through_a_loop_carry_is_known_to_the_caller():
+    # (the carry hands back the window itself: ir.storage lays it out as the parameter from
+    # its offset on, and the call summary states that window)
+    text = ACC.format(pr=16, r=0).replace(
+        "        y = self.accumulate(win, a_l, b_r)\n",
+        "        b2 = pl.tile.extract(b_mat, 0, 0, shape=[16, 2], target_memory=pl.Mem.Right)\n"
+        "        y = self.carried(win)\n        y2 = pl.tile.matmul_acc(y, a_l, b2)\n") + """
+    @pl.function(type=pl.FunctionType.InCore)
+    def carried(self, w: pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc]) -> pl.Tile[[16, 2], pl.FP32, pl.Mem.Acc]:
+        s = pl.tile.slice(w, [16, 2], [0, 0])
+        for i, (c,) in pl.range(1, init_values=(s,)):
+            cs = pl.yield_(c)
+        return cs
+"""
+    p = et.verify_program(et.parse_program(text, filename="kernel.py"))
+    assert hardware_ok(p)
+    et.assert_structural_equal(et.optimize(p), p)
