@@ -649,8 +649,10 @@ class Encoder(CallUses, StmtVisitor):
             for s in fx.stmts:
                 if type(s) is ReturnStmt:  # read by the callers, as a whole
                     accessed.update(a.var for a in s.values if type(a) is VarRef)  # type: ignore[attr-defined]
-                    for a, r in self.returned_roles(s):
-                        roles.setdefault(a, []).append((r, s, a))
+                    # (what a window handed into a returned carry, merge or view must satisfy)
+                    for _, a, uses in self.returned_uses(s):
+                        if uses:
+                            roles.setdefault(a.var, []).append((role_of(uses), s, a.var))  # type: ignore[attr-defined]
                     continue
                 call = call_of(s) if s is not None else None
                 if call is None:
@@ -677,21 +679,16 @@ class Encoder(CallUses, StmtVisitor):
             out += self._roles_of.get(v, ())
         return out
 
-    def returned_roles(self, s: ReturnStmt) -> list[tuple[Var, ops.Role]]:
-        """The context each tile value ``s`` returns is used in by the callers (egraph.calls
-        ``result_uses``): what a window handed on into it (a carry, a merge, a view) must
-        satisfy; none for a function with no caller in the program."""
+    def returned_uses(self, s: ReturnStmt) -> list[tuple[int, VarRef, frozenset[str]]]:
+        """Each tile value ``s`` returns, with its position and how the callers use it
+        (egraph.calls ``result_uses``; nothing for a function with no caller in the program)."""
         program, name = self.program, self.function
-        if program is None or name is None:
-            return []
-        out = []
-        for i, v in enumerate(s.values):
-            if type(v) is VarRef and isinstance(v.var.type, TileType):  # type: ignore[attr-defined]
-                uses = result_uses(program, name, i if len(s.values) > 1 else None,
-                                   result_windowed(program, name))
-                if uses:
-                    out.append((v.var, role_of(uses)))  # type: ignore[attr-defined]
-        return out
+        known = program is not None and name is not None
+        windowed = known and result_windowed(program, name)  # type: ignore[arg-type]
+        return [(i, v, result_uses(program, name, i if len(s.values) > 1 else None, windowed)  # type: ignore[arg-type]
+                 if known else frozenset())
+                for i, v in enumerate(s.values)
+                if type(v) is VarRef and isinstance(v.var.type, TileType)]  # type: ignore[attr-defined]
 
     def _framed_call(self, e: Edge) -> bool:
         """Whether ``e`` is a framed call's result edge (:meth:`framed_edge`): what the caller
@@ -811,12 +808,7 @@ class Encoder(CallUses, StmtVisitor):
         written = None
         program, name = self.program, self.function
         windowed = program is not None and name is not None and result_windowed(program, name)
-        for i, v in enumerate(s.values):
-            if type(v) is not VarRef or not isinstance(v.var.type, TileType):  # type: ignore[attr-defined]
-                continue
-            element = i if len(s.values) > 1 else None
-            uses = result_uses(program, name, element, windowed) \
-                if program is not None and name is not None else frozenset()
+        for i, v, uses in self.returned_uses(s):
             # (any other tile — a merge, a carry, a view — is no use here; a write through the
             # result reaches the windows it may name through its storage edges, as one here)
             if v.var in window_of and windowed and self.param_window(v.var):  # type: ignore[attr-defined]

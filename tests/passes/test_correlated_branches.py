@@ -12,23 +12,26 @@ from simkit import inputs_for, unsound_because
 PARAMS = ("a: pl.Tensor[[64, 16], pl.FP16], b: pl.Tensor[[16, 64], pl.FP16], "
           "bo: pl.Tensor[[64, 64], pl.FP16], flag: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX], "
           "out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]")
-#: the Mat window ``win`` reaches ``m1`` by the else arm of the first if, and ``m2`` takes ``m1``
-#: by the then arm of the second; ``m2`` is a matmul operand (a Mat window there has no data path)
-BODY = """
-a_mat = pl.tile.load(a, [0, 0], [64, 16], target_memory=pl.Mem.Mat)
-root = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
-lt = pl.tile.extract(a_mat, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
-win = pl.tile.slice(root, [16, 16], [0, 0])
+#: ``win`` reaches ``m1`` by the else arm of the first if, and ``m2`` takes ``m1`` by the then
+#: arm of the second (``fresh``: the other arms' tile)
+ROUTE = """
 if flag > 0:
-    f1 = pl.tile.load(bo, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+    f1 = {fresh}
     m1 = pl.yield_(f1)
 else:
     m1 = pl.yield_(win)
 if {second}:
     m2 = pl.yield_(m1)
 else:
-    f2 = pl.tile.load(bo, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
-    m2 = pl.yield_(f2)
+    f2 = {fresh}
+    m2 = pl.yield_(f2)"""
+#: the Mat window ``win``'s route ends in a matmul operand (a Mat window there has no data path)
+BODY = """
+a_mat = pl.tile.load(a, [0, 0], [64, 16], target_memory=pl.Mem.Mat)
+root = pl.tile.load(b, [0, 0], [16, 64], target_memory=pl.Mem.Mat)
+lt = pl.tile.extract(a_mat, 0, 0, shape=[16, 16], target_memory=pl.Mem.Left)
+win = pl.tile.slice(root, [16, 16], [0, 0])""" + ROUTE.replace(
+    "{fresh}", "pl.tile.load(bo, [0, 0], [16, 16], target_memory=pl.Mem.Mat)") + """
 o = pl.tile.matmul(lt, m2)
 pl.store(o, [0, 0], out)
 return out"""
@@ -59,17 +62,8 @@ def test_a_mat_window_reaching_a_matmul_through_arms_of_two_conditions_is_reject
 
 RAW = """
 root = pl.tile.load(x, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-win = pl.tile.slice(root, [1, 1], [0, 1], valid_shape=[1, 1])
-if flag > 0:
-    f1 = pl.tile.load(o, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
-    m1 = pl.yield_(f1)
-else:
-    m1 = pl.yield_(win)
-if {second}:
-    m2 = pl.yield_(m1)
-else:
-    f2 = pl.tile.load(o, [0, 0], [1, 1], target_memory=pl.Mem.Vec)
-    m2 = pl.yield_(f2)
+win = pl.tile.slice(root, [1, 1], [0, 1], valid_shape=[1, 1])""" + ROUTE.replace(
+    "{fresh}", "pl.tile.load(o, [0, 0], [1, 1], target_memory=pl.Mem.Vec)") + """
 y = pl.tile.muls(m2, 2.0)
 pl.store(y, [0, 0], out)
 return out"""
